@@ -1,0 +1,209 @@
+// Package engine defines what a storage target must do to be benchmarked:
+// open a Session for a workload, execute operations on it, and clean up what
+// it created. Engines register themselves by target scheme. Engines never
+// import the runner or the reports.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cephbench/cephbench/spec"
+)
+
+// OpKind is what an operation does.
+type OpKind uint8
+
+// The operation kinds. Every engine supports Read and Write.
+const (
+	Read OpKind = iota
+	Write
+	NumOpKinds
+)
+
+var opKindNames = [NumOpKinds]string{"read", "write"}
+
+// String returns "read" or "write".
+func (k OpKind) String() string {
+	if k < NumOpKinds {
+		return opKindNames[k]
+	}
+	return fmt.Sprintf("op%d", k)
+}
+
+// Op is one I/O. The runner owns it; an engine may read every field and
+// writes only Err and Completed. Buf's length is the I/O size: a Write sends
+// Buf, a Read fills it. Buf stays valid and unmoved until the op completes.
+type Op struct {
+	Kind OpKind
+	// File selects the file (block targets with several files, one per
+	// worker) or is zero.
+	File int
+	// Object is the object index on object targets.
+	Object int64
+	// Offset is the byte offset in the file, device or object.
+	Offset int64
+	Buf    []byte
+
+	// Err is the op's outcome, set by Queue.Reap.
+	Err error
+	// Completed is when the op finished, on the Now clock. An engine that
+	// timestamps completions itself (in C, at the completion callback)
+	// sets it; otherwise the runner does.
+	Completed time.Duration
+
+	// Tag is the runner's own bookkeeping; engines leave it alone.
+	Tag any
+}
+
+// Layout says how a target is addressed, so workload generators can make
+// valid operations.
+type Layout int
+
+// The two addressing schemes.
+const (
+	// Blocks: ops address (File, Offset) in Files regions of Size bytes.
+	Blocks Layout = iota
+	// Objects: ops address (Object, Offset) with Offset < ObjectSize.
+	Objects
+)
+
+// Geometry is what a session knows of its target after Open.
+type Geometry struct {
+	Layout Layout
+	// Blocks: the number of files and the addressable size of each.
+	Files int
+	Size  int64
+	// Objects: how many objects exist for reads to use (0 before a write),
+	// and the first index a sequential write should create.
+	ObjectCount int64
+	// Alignment is the buffer address and length alignment the target
+	// needs (4096 for O_DIRECT), or 0.
+	Alignment int
+}
+
+// Session is an open target, ready for a workload. Do and Geometry are safe
+// for concurrent use by many goroutines; Close is called once, after every
+// operation has finished.
+type Session interface {
+	// Geometry describes the target as opened.
+	Geometry() Geometry
+	// Do executes op and returns its error. It honours ctx cancellation
+	// where the underlying call can be interrupted.
+	Do(ctx context.Context, op *Op) error
+	// Close releases the target and, unless the workload said Keep,
+	// removes every file, object or image the session created, and
+	// nothing else.
+	Close(ctx context.Context) error
+}
+
+// AsyncSession is a Session that can keep many ops in flight from one
+// goroutine (librados and librbd aio, io_uring, libaio).
+type AsyncSession interface {
+	Session
+	// NewQueue returns a queue of the given depth; each queue is used by a
+	// single goroutine. Queues are closed before the session.
+	NewQueue(depth int) (Queue, error)
+}
+
+// Queue is a submit/reap queue. Its methods are not safe for concurrent use.
+type Queue interface {
+	// Submit starts op. It fails only if op could not be started; the op's
+	// own outcome comes back from Reap.
+	Submit(op *Op) error
+	// Reap waits until at least min ops have completed (or ctx ends),
+	// stores up to len(done) of them in done with Err set, and returns how
+	// many it stored.
+	Reap(ctx context.Context, min int, done []*Op) (int, error)
+	// Close waits for ops in flight and frees the queue.
+	Close() error
+}
+
+// Engine opens sessions for the targets of one scheme.
+type Engine interface {
+	// Open validates the target against the workload and prepares it
+	// (lays out files, finds existing objects). Every error it returns
+	// before doing I/O on the target is a *UsageError.
+	Open(ctx context.Context, w *spec.Workload) (Session, error)
+}
+
+// Func adapts a function to Engine.
+type Func func(ctx context.Context, w *spec.Workload) (Session, error)
+
+// Open calls f.
+func (f Func) Open(ctx context.Context, w *spec.Workload) (Session, error) { return f(ctx, w) }
+
+// UsageError is a problem with what the user asked for (a missing path, a
+// mounted device, a wrong size), found before any I/O: the CLI prints it
+// on one line and exits 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a *UsageError with a formatted message.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// IsUsage reports whether err is, or wraps, a *UsageError.
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Engine{}
+)
+
+// Register makes an engine available for a scheme. It panics on a duplicate
+// scheme, which is a programming error found at init.
+func Register(scheme string, e Engine) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[scheme]; dup {
+		panic("engine: duplicate scheme " + scheme)
+	}
+	registry[scheme] = e
+}
+
+// Lookup returns the engine for a scheme, or a *UsageError listing the
+// known schemes.
+func Lookup(scheme string) (Engine, error) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	if e, ok := registry[scheme]; ok {
+		return e, nil
+	}
+	return nil, Usagef("unknown target scheme %q (known: %v)", scheme, schemesLocked())
+}
+
+// Schemes lists the registered schemes in order.
+func Schemes() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return schemesLocked()
+}
+
+func schemesLocked() []string {
+	s := make([]string, 0, len(registry))
+	for k := range registry {
+		s = append(s, k)
+	}
+	sort.Strings(s)
+	return s
+}
+
+// Open looks up the engine for w's target scheme and opens it.
+func Open(ctx context.Context, w *spec.Workload) (Session, error) {
+	e, err := Lookup(w.Target.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	return e.Open(ctx, w)
+}

@@ -1,0 +1,108 @@
+package spec
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseSize(t *testing.T) {
+	good := map[string]Size{
+		"512": 512, "4k": 4096, "4K": 4096, "4KiB": 4096, "4KB": 4096, "4kb": 4096,
+		"4M": 4 << 20, "4m": 4 << 20, "1G": 1 << 30, "1g": 1 << 30, "2T": 2 << 40,
+		"1.5M": 3 << 19, " 64k ": 64 << 10, "0": 0,
+	}
+	for in, want := range good {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "k", "4x", "-4k", "4 kilo", "1e3", "4KK", "99999999999P"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) succeeded; want an error", in)
+		}
+	}
+}
+
+func TestSizeStringRoundTrips(t *testing.T) {
+	for _, s := range []Size{0, 1, 512, 4096, 4 << 20, 1 << 30, 1536, 3 << 19} {
+		back, err := ParseSize(s.String())
+		if err != nil || back != s {
+			t.Errorf("%d -> %q -> %d, %v", s, s.String(), back, err)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	good := map[string]time.Duration{
+		"10s": 10 * time.Second, "2m": 2 * time.Minute, "1h": time.Hour,
+		"10": 10 * time.Second, "0.5": 500 * time.Millisecond, "250ms": 250 * time.Millisecond,
+		"1h30m": 90 * time.Minute,
+	}
+	for in, want := range good {
+		got, err := ParseDuration(in)
+		if err != nil || got.D() != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "ten", "10x", "-5s", "-5", "5 s"} {
+		if _, err := ParseDuration(in); err == nil {
+			t.Errorf("ParseDuration(%q) succeeded; want an error", in)
+		}
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	cases := map[string]Target{
+		"/data/x":         {"file", "/data/x"},
+		"./x":             {"file", "./x"},
+		"dirobj://./objs": {"dirobj", "./objs"},
+		"NULL://":         {"null", ""},
+		"rbd://pool/img":  {"rbd", "pool/img"},
+	}
+	for in, want := range cases {
+		got, err := ParseTarget(in)
+		if err != nil || got != want {
+			t.Errorf("ParseTarget(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "://x", "a b://x"} {
+		if _, err := ParseTarget(in); err == nil {
+			t.Errorf("ParseTarget(%q) succeeded; want an error", in)
+		}
+	}
+}
+
+func valid() Workload {
+	return Workload{
+		Target: Target{"null", ""}, Pattern: Random, ReadPercent: 50,
+		BlockSize: 4096, Workers: 1, QueueDepth: 1, Duration: Duration(time.Second),
+	}
+}
+
+func TestValidate(t *testing.T) {
+	w := valid()
+	if err := w.Validate(); err != nil {
+		t.Fatalf("valid workload rejected: %v", err)
+	}
+	bad := map[string]func(*Workload){
+		"no target":       func(w *Workload) { w.Target = Target{} },
+		"pattern":         func(w *Workload) { w.Pattern = "zigzag" },
+		"read percent":    func(w *Workload) { w.ReadPercent = 101 },
+		"block size":      func(w *Workload) { w.BlockSize = 0 },
+		"object multiple": func(w *Workload) { w.ObjectSize = 6000 },
+		"workers":         func(w *Workload) { w.Workers = 0 },
+		"queue depth":     func(w *Workload) { w.QueueDepth = 0 },
+		"no bound":        func(w *Workload) { w.Duration = 0 },
+		"rate":            func(w *Workload) { w.RateIOPS = -1 },
+		"direct align":    func(w *Workload) { w.Direct = true; w.BlockSize = 1000 },
+		"file vs block":   func(w *Workload) { w.FileSize = 1024 },
+	}
+	for name, mutate := range bad {
+		w := valid()
+		mutate(&w)
+		if err := w.Validate(); err == nil {
+			t.Errorf("%s: Validate accepted %+v", name, w)
+		}
+	}
+}

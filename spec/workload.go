@@ -1,0 +1,148 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Pattern is the order in which a workload visits blocks or objects.
+type Pattern string
+
+// The access patterns every engine supports.
+const (
+	Sequential Pattern = "seq"
+	Random     Pattern = "rand"
+)
+
+// Target names what a workload runs against: "scheme://location". A string
+// without "://" is a local path, served by the file engine.
+type Target struct {
+	Scheme   string `json:"scheme"`
+	Location string `json:"location"`
+}
+
+// ParseTarget splits "scheme://location". "/data/x" and "./x" become
+// file targets.
+func ParseTarget(s string) (Target, error) {
+	if strings.TrimSpace(s) == "" {
+		return Target{}, errors.New("empty target")
+	}
+	scheme, loc, ok := strings.Cut(s, "://")
+	if !ok {
+		return Target{Scheme: "file", Location: s}, nil
+	}
+	if scheme == "" || strings.ContainsAny(scheme, "/ ") {
+		return Target{}, fmt.Errorf("invalid target %q: bad scheme", s)
+	}
+	return Target{Scheme: strings.ToLower(scheme), Location: loc}, nil
+}
+
+// String is the inverse of ParseTarget.
+func (t Target) String() string { return t.Scheme + "://" + t.Location }
+
+// Workload is one benchmark step: what to do, how much of it, how
+// concurrently and for how long. The zero value of each optional field
+// means "not set". Validate checks it before any I/O.
+type Workload struct {
+	Name   string `json:"name,omitempty"`
+	Target Target `json:"target"`
+
+	// Pattern and ReadPercent make the operation mix: ReadPercent of the
+	// operations read, the rest write. For object targets a sequential
+	// write creates new objects one after another, like rados bench write.
+	Pattern     Pattern `json:"pattern"`
+	ReadPercent int     `json:"read_percent"`
+
+	// BlockSize is the size of one operation.
+	BlockSize Size `json:"block_size"`
+	// ObjectSize is the size of each object on object targets; an object
+	// is written in ObjectSize/BlockSize operations. Zero means BlockSize.
+	ObjectSize Size `json:"object_size,omitempty"`
+	// Objects bounds the objects used: how many a write creates at most,
+	// and the key space of random object I/O. Zero: unbounded writes, and
+	// reads use every object the target already holds.
+	Objects int64 `json:"objects,omitempty"`
+	// FileSize is the region a block or file workload addresses, per file.
+	// Zero means the size of an existing file or device.
+	FileSize Size `json:"file_size,omitempty"`
+
+	// Workers run in parallel, each keeping QueueDepth operations in flight.
+	Workers    int `json:"workers"`
+	QueueDepth int `json:"queue_depth"`
+
+	// The run stops at the first bound reached; at least one is required.
+	Duration   Duration `json:"duration,omitempty"`
+	TotalBytes Size     `json:"total_bytes,omitempty"`
+	TotalOps   int64    `json:"total_ops,omitempty"`
+	// Ramp is run before the measured period and excluded from every figure.
+	Ramp Duration `json:"ramp,omitempty"`
+	// RateIOPS, when set, paces the operations open loop at this many per
+	// second in total: latency counts from each operation's scheduled time.
+	RateIOPS float64 `json:"rate_iops,omitempty"`
+	// OpTimeout fails an operation that takes longer; zero waits forever.
+	OpTimeout Duration `json:"op_timeout,omitempty"`
+
+	Direct bool `json:"direct,omitempty"` // O_DIRECT where the engine has it
+	Verify bool `json:"verify,omitempty"` // check read data against what was written
+	Keep   bool `json:"keep,omitempty"`   // leave created files and objects in place
+	Force  bool `json:"force,omitempty"`  // write over data in use (devices with signatures)
+}
+
+// Writes reports whether the workload issues any write.
+func (w *Workload) Writes() bool { return w.ReadPercent < 100 }
+
+// Reads reports whether the workload issues any read.
+func (w *Workload) Reads() bool { return w.ReadPercent > 0 }
+
+// EffectiveObjectSize is ObjectSize, or BlockSize when that is unset.
+func (w *Workload) EffectiveObjectSize() Size {
+	if w.ObjectSize > 0 {
+		return w.ObjectSize
+	}
+	return w.BlockSize
+}
+
+// Validate reports the first problem with the workload as an error that
+// names the field, or nil. It does no I/O.
+func (w *Workload) Validate() error {
+	switch {
+	case w.Target.Scheme == "":
+		return errors.New("no target given")
+	case w.Pattern != Sequential && w.Pattern != Random:
+		return fmt.Errorf("invalid pattern %q (want seq or rand)", w.Pattern)
+	case w.ReadPercent < 0 || w.ReadPercent > 100:
+		return fmt.Errorf("invalid read percentage %d (want 0..100)", w.ReadPercent)
+	case w.BlockSize <= 0:
+		return fmt.Errorf("invalid block size %d: must be positive", w.BlockSize)
+	case w.BlockSize > 1<<30:
+		return fmt.Errorf("block size %s is over the 1G limit", w.BlockSize)
+	case w.ObjectSize < 0:
+		return fmt.Errorf("invalid object size %d", w.ObjectSize)
+	case w.ObjectSize > 0 && w.ObjectSize%w.BlockSize != 0:
+		return fmt.Errorf("object size %s is not a multiple of block size %s", w.ObjectSize, w.BlockSize)
+	case w.Objects < 0:
+		return fmt.Errorf("invalid object count %d", w.Objects)
+	case w.FileSize < 0:
+		return fmt.Errorf("invalid file size %d", w.FileSize)
+	case w.FileSize > 0 && w.FileSize < w.BlockSize:
+		return fmt.Errorf("file size %s is smaller than block size %s", w.FileSize, w.BlockSize)
+	case w.Workers < 1:
+		return fmt.Errorf("invalid worker count %d: must be at least 1", w.Workers)
+	case w.Workers > 4096:
+		return fmt.Errorf("worker count %d is over the 4096 limit", w.Workers)
+	case w.QueueDepth < 1:
+		return fmt.Errorf("invalid queue depth %d: must be at least 1", w.QueueDepth)
+	case w.QueueDepth > 65536:
+		return fmt.Errorf("queue depth %d is over the 65536 limit", w.QueueDepth)
+	case w.Duration <= 0 && w.TotalBytes <= 0 && w.TotalOps <= 0:
+		return errors.New("no bound: give a duration, a total size or an operation count")
+	case w.TotalBytes < 0 || w.TotalOps < 0:
+		return errors.New("negative total")
+	case w.RateIOPS < 0:
+		return fmt.Errorf("invalid rate %g: negative", w.RateIOPS)
+	case w.Direct && w.BlockSize%512 != 0:
+		return fmt.Errorf("block size %s is not a multiple of 512, which direct I/O needs", w.BlockSize)
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+// Package workload turns a spec.Workload into a stream of operations:
+// which kind, which file or object, which offset. It also owns the data
+// written, so that reads can be verified.
+package workload
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// Shared is the state the generators of one run share: the cursors of
+// object workloads, where every worker takes the next object in turn. Its
+// methods are safe for concurrent use.
+type Shared struct {
+	writes atomic.Int64
+	reads  atomic.Int64
+}
+
+// Generator makes the operations of one worker. It is not safe for
+// concurrent use; a worker serialises access to it.
+type Generator struct {
+	w      *spec.Workload
+	geo    engine.Geometry
+	shared *Shared
+	rng    *rand.Rand
+	file   int
+	// cursor is the next sequential block per op kind (block layout).
+	cursor [engine.NumOpKinds]int64
+	blocks int64 // blocks per file (block layout)
+
+	opsPerObject int64
+	readable     int64 // objects reads may address
+	writable     int64 // object key space of random writes
+}
+
+// New returns the generator for one worker. seed makes random sequences
+// reproducible: the same seed, workload and worker give the same ops.
+func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed uint64) *Generator {
+	g := &Generator{
+		w: w, geo: geo, shared: shared,
+		rng: rand.New(rand.NewPCG(seed, uint64(worker)+1)),
+	}
+	bs := int64(w.BlockSize)
+	switch geo.Layout {
+	case engine.Blocks:
+		files := max(geo.Files, 1)
+		g.file = worker % files
+		g.blocks = max(geo.Size/bs, 1)
+		if workersOnFile := (w.Workers + files - 1) / files; workersOnFile > 1 {
+			// Workers sharing a file start sequential runs at evenly spaced
+			// places, so they do not all read the same cached blocks.
+			start := g.blocks * int64(worker/files) / int64(workersOnFile)
+			for k := range g.cursor {
+				g.cursor[k] = start
+			}
+		}
+	case engine.Objects:
+		g.opsPerObject = max(int64(w.EffectiveObjectSize())/bs, 1)
+		g.readable = geo.ObjectCount
+		if w.Objects > 0 && (g.readable == 0 || w.Objects < g.readable) {
+			g.readable = min(w.Objects, geo.ObjectCount)
+		}
+		g.writable = w.Objects
+		if g.writable == 0 {
+			g.writable = geo.ObjectCount
+		}
+	}
+	return g
+}
+
+// Next fills op's Kind, File, Object and Offset, and trims op.Buf to the
+// block size. It returns false when the workload has nothing more to do:
+// a sequential object write reached its object limit, or there is no
+// object to read.
+func (g *Generator) Next(op *engine.Op) bool {
+	kind := engine.Write
+	switch r := g.w.ReadPercent; {
+	case r >= 100:
+		kind = engine.Read
+	case r > 0 && g.rng.IntN(100) < r:
+		kind = engine.Read
+	}
+	op.Kind = kind
+	op.Err = nil
+	op.Completed = 0
+	bs := int64(g.w.BlockSize)
+	op.Buf = op.Buf[:bs]
+	if g.geo.Layout == engine.Blocks {
+		op.File = g.file
+		var block int64
+		if g.w.Pattern == spec.Random {
+			block = g.rng.Int64N(g.blocks)
+		} else {
+			block = g.cursor[kind] % g.blocks
+			g.cursor[kind] = block + 1
+		}
+		op.Offset = block * bs
+		return true
+	}
+	return g.nextObject(op, kind, bs)
+}
+
+func (g *Generator) nextObject(op *engine.Op, kind engine.OpKind, bs int64) bool {
+	var k int64 // op number in the object space, opsPerObject per object
+	switch {
+	case kind == engine.Read && g.readable == 0:
+		return false
+	case kind == engine.Read && g.w.Pattern == spec.Random:
+		k = g.rng.Int64N(g.readable * g.opsPerObject)
+	case kind == engine.Read:
+		k = (g.shared.reads.Add(1) - 1) % (g.readable * g.opsPerObject)
+	case g.w.Pattern == spec.Random && g.writable > 0:
+		k = g.rng.Int64N(g.writable * g.opsPerObject)
+	default:
+		// Sequential writes create objects one after another, as rados
+		// bench does, until the object limit.
+		k = g.shared.writes.Add(1) - 1
+		if g.w.Objects > 0 && k >= g.w.Objects*g.opsPerObject {
+			return false
+		}
+	}
+	op.File = 0
+	op.Object = k / g.opsPerObject
+	op.Offset = (k % g.opsPerObject) * bs
+	return true
+}
