@@ -1,0 +1,264 @@
+// Package metrics measures a run: one HDR latency histogram per worker and
+// op kind, merged exactly by adding counts; per-second snapshots; rate
+// statistics over the seconds; process CPU. It imports no project package.
+package metrics
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram range: 1 ns to one hour at three significant digits (0.1%
+// error), the same for every histogram so they merge and encode alike.
+const (
+	lowestNs   = 1
+	highestNs  = int64(time.Hour)
+	sigFigures = 3
+)
+
+// NewHistogram returns an empty latency histogram in nanoseconds.
+func NewHistogram() *hdr.Histogram { return hdr.New(lowestNs, highestNs, sigFigures) }
+
+// ReportedPercentiles are the latency percentiles every summary reports.
+var ReportedPercentiles = []float64{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99}
+
+// SecondPercentiles are the percentiles kept for each second of the series.
+var SecondPercentiles = []float64{50, 90, 99, 99.9}
+
+// counts are the per-kind tallies of an interval.
+type counts struct {
+	hist   *hdr.Histogram // allocated on first use: a read-only run has no write histogram
+	ops    int64
+	bytes  int64
+	errors int64
+}
+
+// Recorder collects one worker's measurements. Its methods are safe for
+// concurrent use: the goroutines that serve one worker's queue share it,
+// and the collector drains it once a second.
+type Recorder struct {
+	mu     sync.Mutex
+	kinds  []counts
+	errors map[string]int64
+}
+
+// Record adds one completed op of kind (an index into the collector's
+// kind names) that took latency and moved n bytes.
+func (r *Recorder) Record(kind int, latency time.Duration, n int64) {
+	v := int64(latency)
+	if v < lowestNs {
+		v = lowestNs
+	} else if v > highestNs {
+		v = highestNs
+	}
+	r.mu.Lock()
+	c := &r.kinds[kind]
+	if c.hist == nil {
+		c.hist = NewHistogram()
+	}
+	_ = c.hist.RecordValue(v) // cannot fail: v is clamped to the range
+	c.ops++
+	c.bytes += n
+	r.mu.Unlock()
+}
+
+// RecordError counts one failed op of kind, by error class (such as "EIO"
+// or "timeout"). Failed ops are not in the latency figures.
+func (r *Recorder) RecordError(kind int, class string) {
+	r.mu.Lock()
+	r.kinds[kind].errors++
+	r.errors[class]++
+	r.mu.Unlock()
+}
+
+// Collector owns the recorders of a run and turns their intervals into the
+// per-second series and the run's totals. NewRecorder may be called
+// concurrently; Tick and Summaries are called by one goroutine.
+type Collector struct {
+	names []string
+
+	mu        sync.Mutex
+	recorders []*Recorder
+
+	total   []counts // cumulative, hist always allocated
+	scratch []*hdr.Histogram
+	errors  map[string]int64
+	series  []Second
+	last    time.Duration // end of the previous interval, since measurement start
+}
+
+// NewCollector returns a collector for ops of the named kinds.
+func NewCollector(kindNames []string) *Collector {
+	c := &Collector{names: kindNames, errors: map[string]int64{}}
+	c.total = make([]counts, len(kindNames))
+	c.scratch = make([]*hdr.Histogram, len(kindNames))
+	for i := range c.total {
+		c.total[i].hist = NewHistogram()
+		c.scratch[i] = NewHistogram()
+	}
+	return c
+}
+
+// NewRecorder returns a recorder whose measurements this collector gathers.
+func (c *Collector) NewRecorder() *Recorder {
+	r := &Recorder{kinds: make([]counts, len(c.names)), errors: map[string]int64{}}
+	c.mu.Lock()
+	c.recorders = append(c.recorders, r)
+	c.mu.Unlock()
+	return r
+}
+
+// KindSecond is one op kind's figures for one interval of the series.
+type KindSecond struct {
+	Ops    int64 `json:"ops"`
+	Bytes  int64 `json:"bytes"`
+	Errors int64 `json:"errors,omitempty"`
+	// Latency of the ops completed in the interval, in nanoseconds.
+	MeanNs      float64     `json:"mean_ns"`
+	MaxNs       int64       `json:"max_ns"`
+	Percentiles Percentiles `json:"percentiles_ns"`
+}
+
+// Second is one interval of the series, normally one second long.
+type Second struct {
+	// T is the interval's end, in seconds since the measurement started.
+	T float64 `json:"t"`
+	// Dur is its length in seconds (shorter for the final interval).
+	Dur   float64               `json:"dur"`
+	Kinds map[string]KindSecond `json:"kinds"`
+}
+
+// Tick closes the interval that ends at elapsed (time since the
+// measurement started), adds it to the totals and the series, and returns
+// it.
+func (c *Collector) Tick(elapsed time.Duration) Second {
+	for _, h := range c.scratch {
+		h.Reset()
+	}
+	ops := make([]counts, len(c.names))
+	c.mu.Lock()
+	recorders := c.recorders
+	c.mu.Unlock()
+	for _, r := range recorders {
+		r.mu.Lock()
+		for k := range r.kinds {
+			rc := &r.kinds[k]
+			if rc.hist != nil && rc.hist.TotalCount() > 0 {
+				c.scratch[k].Merge(rc.hist)
+				rc.hist.Reset()
+			}
+			ops[k].ops += rc.ops
+			ops[k].bytes += rc.bytes
+			ops[k].errors += rc.errors
+			rc.ops, rc.bytes, rc.errors = 0, 0, 0
+		}
+		for class, n := range r.errors {
+			c.errors[class] += n
+			delete(r.errors, class)
+		}
+		r.mu.Unlock()
+	}
+	s := Second{T: elapsed.Seconds(), Dur: (elapsed - c.last).Seconds(), Kinds: map[string]KindSecond{}}
+	c.last = elapsed
+	for k, name := range c.names {
+		h := c.scratch[k]
+		t := &c.total[k]
+		t.hist.Merge(h)
+		t.ops += ops[k].ops
+		t.bytes += ops[k].bytes
+		t.errors += ops[k].errors
+		if ops[k].ops == 0 && ops[k].errors == 0 && t.ops == 0 && t.errors == 0 {
+			continue // a kind this run does not do
+		}
+		ks := KindSecond{Ops: ops[k].ops, Bytes: ops[k].bytes, Errors: ops[k].errors}
+		if h.TotalCount() > 0 {
+			ks.MeanNs = h.Mean()
+			ks.MaxNs = h.Max()
+			ks.Percentiles = percentilesOf(h, SecondPercentiles)
+		}
+		s.Kinds[name] = ks
+	}
+	c.series = append(c.series, s)
+	return s
+}
+
+// Series returns the intervals closed so far.
+func (c *Collector) Series() []Second { return c.series }
+
+// Errors returns the failed-op counts by error class so far.
+func (c *Collector) Errors() map[string]int64 { return c.errors }
+
+// Histogram returns the cumulative latency histogram of kind; the caller
+// must not modify it.
+func (c *Collector) Histogram(kind int) *hdr.Histogram { return c.total[kind].hist }
+
+// Totals returns the cumulative ops, bytes and errors of kind.
+func (c *Collector) Totals(kind int) (ops, bytes, errors int64) {
+	t := c.total[kind]
+	return t.ops, t.bytes, t.errors
+}
+
+// Percentile is one latency percentile.
+type Percentile struct {
+	P  float64 `json:"p"`
+	Ns int64   `json:"ns"`
+}
+
+// Percentiles is an ordered list of latency percentiles.
+type Percentiles []Percentile
+
+// At returns the value of percentile p, or 0 if it is not in the list.
+func (ps Percentiles) At(p float64) int64 {
+	for _, x := range ps {
+		if x.P == p {
+			return x.Ns
+		}
+	}
+	return 0
+}
+
+func percentilesOf(h *hdr.Histogram, ps []float64) Percentiles {
+	vals := h.ValueAtPercentilesSlice(ps)
+	out := make(Percentiles, len(ps))
+	for i, p := range ps {
+		out[i] = Percentile{P: p, Ns: vals[i]}
+	}
+	return out
+}
+
+// Stats are the mean, extremes and standard deviation of a rate over the
+// seconds of a run.
+type Stats struct {
+	Mean    float64 `json:"mean"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	Stddev  float64 `json:"stddev"`
+	Samples int     `json:"samples"`
+}
+
+// StatsOf computes Stats over xs (sample standard deviation, as rados bench
+// and fio print it). Empty input gives zero Stats.
+func StatsOf(xs []float64) Stats {
+	if len(xs) == 0 {
+		return Stats{}
+	}
+	s := Stats{Min: math.Inf(1), Max: math.Inf(-1), Samples: len(xs)}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+		s.Min = min(s.Min, x)
+		s.Max = max(s.Max, x)
+	}
+	s.Mean = sum / float64(len(xs))
+	if len(xs) > 1 {
+		var sq float64
+		for _, x := range xs {
+			sq += (x - s.Mean) * (x - s.Mean)
+		}
+		s.Stddev = math.Sqrt(sq / float64(len(xs)-1))
+	}
+	return s
+}

@@ -1,0 +1,106 @@
+package metrics
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func TestMergedPercentilesEqualOneHistogram(t *testing.T) {
+	// Three workers' histograms, merged over several seconds, must give
+	// exactly the percentiles of one histogram of every value: merging adds
+	// counts, it never averages percentiles.
+	c := NewCollector([]string{"read", "write"})
+	recs := []*Recorder{c.NewRecorder(), c.NewRecorder(), c.NewRecorder()}
+	all := NewHistogram()
+	r := rand.New(rand.NewPCG(1, 2))
+	for sec := 1; sec <= 3; sec++ {
+		for i := 0; i < 5000; i++ {
+			v := time.Duration(r.ExpFloat64() * float64(time.Millisecond) * float64(1+i%3))
+			recs[i%3].Record(0, v, 4096)
+			if err := all.RecordValue(max(int64(v), 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Tick(time.Duration(sec) * time.Second)
+	}
+	got := c.Histogram(0)
+	if got.TotalCount() != all.TotalCount() {
+		t.Fatalf("merged count %d, want %d", got.TotalCount(), all.TotalCount())
+	}
+	for _, p := range ReportedPercentiles {
+		if a, b := got.ValueAtQuantile(p), all.ValueAtQuantile(p); a != b {
+			t.Errorf("p%g: merged %d, single histogram %d", p, a, b)
+		}
+	}
+	ops, bytes, _ := c.Totals(0)
+	if ops != 15000 || bytes != 15000*4096 {
+		t.Errorf("totals %d ops %d bytes", ops, bytes)
+	}
+	if len(c.Series()) != 3 || c.Series()[1].Kinds["read"].Ops != 5000 {
+		t.Errorf("series %+v", c.Series())
+	}
+	if _, did := c.Series()[0].Kinds["write"]; did {
+		t.Error("a kind with no ops appears in the series")
+	}
+}
+
+func TestErrorsByClass(t *testing.T) {
+	c := NewCollector([]string{"read"})
+	r := c.NewRecorder()
+	r.RecordError(0, "EIO")
+	r.RecordError(0, "EIO")
+	r.RecordError(0, "timeout")
+	s := c.Tick(time.Second)
+	if s.Kinds["read"].Errors != 3 || c.Errors()["EIO"] != 2 || c.Errors()["timeout"] != 1 {
+		t.Errorf("second %+v errors %v", s, c.Errors())
+	}
+}
+
+func TestSummaryRates(t *testing.T) {
+	c := NewCollector([]string{"write"})
+	r := c.NewRecorder()
+	for sec, n := range []int{100, 300, 200} {
+		for range n {
+			r.Record(0, time.Millisecond, 1<<20)
+		}
+		c.Tick(time.Duration(sec+1) * time.Second)
+	}
+	for range 7 { // a final 0.2s interval: counted in the totals, not the spread
+		r.Record(0, time.Millisecond, 1<<20)
+	}
+	c.Tick(3200 * time.Millisecond)
+	s := c.Summary(0, 3200*time.Millisecond)
+	if s.Ops != 607 || math.Abs(s.IOPS.Mean-607/3.2) > 1e-9 {
+		t.Errorf("ops %d mean IOPS %g", s.Ops, s.IOPS.Mean)
+	}
+	if s.IOPS.Min != 100 || s.IOPS.Max != 300 || s.IOPS.Samples != 3 || math.Abs(s.IOPS.Stddev-100) > 1e-9 {
+		t.Errorf("per-second IOPS %+v; want min 100 max 300 stddev 100 over 3 seconds", s.IOPS)
+	}
+	if s.BandwidthBps.Max != 300<<20 {
+		t.Errorf("max bandwidth %g", s.BandwidthBps.Max)
+	}
+	if p := s.Latency.Percentiles.At(99); p < int64(time.Millisecond)*999/1000 || p > int64(time.Millisecond)*1001/1000 {
+		t.Errorf("p99 %d ns for ops that all took 1ms", p)
+	}
+}
+
+func TestStatsOf(t *testing.T) {
+	s := StatsOf([]float64{1, 2, 3, 4})
+	if s.Mean != 2.5 || s.Min != 1 || s.Max != 4 || math.Abs(s.Stddev-1.2909944) > 1e-6 {
+		t.Errorf("%+v", s)
+	}
+	if z := StatsOf(nil); z != (Stats{}) {
+		t.Errorf("empty: %+v", z)
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	c := NewCollector([]string{"read"})
+	r := c.NewRecorder()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r.Record(0, time.Duration(i&0xffff), 4096)
+	}
+}

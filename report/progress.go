@@ -1,0 +1,51 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/cephbench/cephbench/runner"
+)
+
+// Progress prints a rados-bench style per-second table: the columns of
+// rados bench, then this second's IOPS and p99 latency. It is fed from one
+// goroutine (runner.Options.Progress) and is not safe for concurrent use.
+type Progress struct {
+	w     io.Writer
+	rows  int
+	bytes int64
+	ops   int64
+	latNs float64 // sum of latencies, for the cumulative average
+}
+
+// NewProgress returns a table printer writing to w.
+func NewProgress(w io.Writer) *Progress { return &Progress{w: w} }
+
+const progressHeader = "  sec Cur ops   started  finished  avg MB/s  cur MB/s  cur IOPS  avg lat(s)  p99 lat(s)\n"
+
+// Tick prints one row, and the header before the first row and every 20.
+func (p *Progress) Tick(t runner.Tick) {
+	if p.rows%20 == 0 {
+		fmt.Fprint(p.w, progressHeader)
+	}
+	p.rows++
+	var ops, bytes int64
+	var p99 int64
+	for _, k := range t.Second.Kinds {
+		ops += k.Ops
+		bytes += k.Bytes
+		p.latNs += k.MeanNs * float64(k.Ops)
+		p99 = max(p99, k.Percentiles.At(99))
+	}
+	p.ops += ops
+	p.bytes += bytes
+	cur := float64(bytes) / (1 << 20) / t.Second.Dur
+	avg := float64(p.bytes) / (1 << 20) / t.Second.T
+	avgLat := "-"
+	if p.ops > 0 {
+		avgLat = cg(p.latNs / float64(p.ops) / 1e9)
+	}
+	fmt.Fprintf(p.w, "%5.0f %7d %9d %9d %9s %9s %9s %11s %11s\n",
+		t.Second.T, t.InFlight, t.Started, t.Finished, cg(avg), cg(cur),
+		IOPS(float64(ops)/t.Second.Dur), avgLat, cg(float64(p99)/1e9))
+}

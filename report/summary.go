@@ -1,0 +1,88 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cephbench/cephbench/result"
+)
+
+// Summary prints a step's summary: one line per op kind with rates and
+// latency percentiles, then rate spread, CPU, errors and notes.
+func Summary(w io.Writer, r *result.Result) {
+	status := ""
+	if r.Interrupted {
+		status = " (interrupted)"
+	}
+	fmt.Fprintf(w, "%s: %s, %s %s, %s blocks, %d workers x qd %d, %.1fs measured%s\n",
+		r.Name, r.Spec.Target, r.Spec.Pattern, mix(r.Spec.ReadPercent), r.Spec.BlockSize,
+		r.Spec.Workers, r.Spec.QueueDepth, r.ElapsedSeconds, status)
+	for _, kind := range r.Kinds() {
+		s := r.Ops[kind]
+		l := s.Latency
+		fmt.Fprintf(w, "  %-5s %d ops, %s IOPS, %s MiB/s, lat avg %s p50 %s p99 %s p99.9 %s max %s\n",
+			kind, s.Ops, IOPS(s.IOPS.Mean), MiBps(s.BandwidthBps.Mean), Latency(l.MeanNs),
+			Latency(float64(l.Percentiles.At(50))), Latency(float64(l.Percentiles.At(99))),
+			Latency(float64(l.Percentiles.At(99.9))), Latency(float64(l.MaxNs)))
+		if s.IOPS.Samples > 1 {
+			fmt.Fprintf(w, "        per second: IOPS min %s max %s stddev %s; MiB/s min %s max %s stddev %s\n",
+				IOPS(s.IOPS.Min), IOPS(s.IOPS.Max), IOPS(s.IOPS.Stddev),
+				MiBps(s.BandwidthBps.Min), MiBps(s.BandwidthBps.Max), MiBps(s.BandwidthBps.Stddev))
+		}
+	}
+	fmt.Fprintf(w, "  cpu %.1f%% (user %.2fs, sys %.2fs), errors: %s", r.CPU.Percent, r.CPU.UserSeconds, r.CPU.SystemSeconds, errorList(r.Errors))
+	if r.Missed+r.Late > 0 {
+		fmt.Fprintf(w, ", paced ops late %d, missed %d", r.Late, r.Missed)
+	}
+	fmt.Fprintln(w)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}
+
+func mix(readPercent int) string {
+	switch readPercent {
+	case 0:
+		return "write"
+	case 100:
+		return "read"
+	}
+	return fmt.Sprintf("%d%% read", readPercent)
+}
+
+func errorList(errs map[string]int64) string {
+	if len(errs) == 0 {
+		return "none"
+	}
+	var parts []string
+	for k, n := range errs {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+// Table prints one row per step and op kind: the figures people copy into
+// their reports.
+func Table(w io.Writer, results []*result.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "STEP\tOP\tBS\tIOPS\tMiB/s\tAVG LAT\tP50\tP99\tP99.9\tERRORS\t")
+	for _, r := range results {
+		name := r.Name
+		if r.Interrupted {
+			name += "*"
+		}
+		for _, kind := range r.Kinds() {
+			s := r.Ops[kind]
+			l := s.Latency
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", name, kind, r.Spec.BlockSize,
+				IOPS(s.IOPS.Mean), MiBps(s.BandwidthBps.Mean), Latency(l.MeanNs),
+				Latency(float64(l.Percentiles.At(50))), Latency(float64(l.Percentiles.At(99))),
+				Latency(float64(l.Percentiles.At(99.9))), s.Errors)
+		}
+	}
+	tw.Flush()
+}

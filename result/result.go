@@ -1,0 +1,125 @@
+// Package result is cephbench's versioned JSON result: the workload, the
+// host, what was measured and the encoded histograms, so results can be
+// reported, merged and compared later.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// Schema identifies the format of a Result; it changes when a field
+// changes meaning.
+const Schema = "cephbench.result/v1"
+
+// Version is cephbench's version, set at build time with
+// -ldflags "-X github.com/cephbench/cephbench/result.Version=...".
+var Version = "0.1.0-dev"
+
+// Result is one measured step.
+type Result struct {
+	Schema  string        `json:"schema"`
+	Version string        `json:"cephbench_version"`
+	Name    string        `json:"name"`
+	Spec    spec.Workload `json:"spec"`
+	Host    Host          `json:"host"`
+	Start   time.Time     `json:"start"`
+	End     time.Time     `json:"end"`
+	// ElapsedSeconds is the measured period, ramp excluded.
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	StopReason     string  `json:"stop_reason"`
+	// Interrupted is true when the run was stopped by a signal or a
+	// failure before its bound: the figures cover what was measured.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Notes are facts a reader needs to trust the figures (for example that
+	// O_DIRECT fell back to buffered I/O).
+	Notes []string `json:"notes,omitempty"`
+
+	Ops       map[string]metrics.KindSummary `json:"ops"`
+	Series    []metrics.Second               `json:"series"`
+	Errors    map[string]int64               `json:"errors"`
+	CPU       metrics.CPU                    `json:"cpu"`
+	Late      int64                          `json:"late_ops,omitempty"`
+	Missed    int64                          `json:"missed_ops,omitempty"`
+	Abandoned int64                          `json:"abandoned_ops,omitempty"`
+	// Histograms are the HDR latency histograms (nanoseconds) per op kind,
+	// V2 compressed and base64 encoded, mergeable across results.
+	Histograms map[string]string `json:"histograms"`
+}
+
+// New builds the result of a run of w.
+func New(name string, w *spec.Workload, o *runner.Outcome, host Host) (*Result, error) {
+	r := &Result{
+		Schema: Schema, Version: Version, Name: name, Spec: *w, Host: host,
+		Start: o.Start.UTC(), End: o.End.UTC(), ElapsedSeconds: o.Elapsed.Seconds(),
+		StopReason: o.StopReason, Interrupted: o.StopReason == runner.StopInterrupted,
+		Ops: o.Summaries(), Series: o.Collector.Series(), Errors: o.Collector.Errors(),
+		CPU: o.CPU, Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
+		Histograms: map[string]string{},
+	}
+	if r.Series == nil {
+		r.Series = []metrics.Second{}
+	}
+	for k, kind := range o.Kinds {
+		if _, did := r.Ops[kind]; !did {
+			continue
+		}
+		enc, err := o.Collector.Histogram(k).EncodeV2()
+		if err != nil {
+			return nil, fmt.Errorf("encoding the %s histogram: %w", kind, err)
+		}
+		r.Histograms[kind] = string(enc)
+	}
+	return r, nil
+}
+
+// Kinds returns the op kinds the result has, reads before writes.
+func (r *Result) Kinds() []string {
+	ks := make([]string, 0, len(r.Ops))
+	for k := range r.Ops {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Save writes r as indented JSON to path, creating its directory, through a
+// temporary file so a crash never leaves half a result.
+func (r *Result) Save(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load reads a result saved by Save and checks its schema.
+func Load(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a cephbench result: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}

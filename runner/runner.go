@@ -1,0 +1,481 @@
+// Package runner drives a workload against an engine session: workers ×
+// queue depth, the time, byte and op-count bounds, ramp-up, open-loop rate
+// pacing and cancellation. It measures into metrics and returns an Outcome.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/pace"
+	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/workload"
+)
+
+// Why a run stopped.
+const (
+	StopDuration    = "duration"
+	StopOps         = "ops"
+	StopBytes       = "bytes"
+	StopExhausted   = "exhausted" // an object limit reached, or nothing to read
+	StopInterrupted = "interrupted"
+)
+
+// Tick is what the progress callback sees once a second.
+type Tick struct {
+	Second metrics.Second
+	// Started and Finished count ops since the measurement began;
+	// InFlight is how many are outstanding now.
+	Started, Finished, InFlight int64
+}
+
+// Options tune a run without changing what it measures.
+type Options struct {
+	// Progress, if set, is called from one goroutine after each second.
+	Progress func(Tick)
+	// Seed makes the random offsets reproducible.
+	Seed uint64
+	// Interval is the series' interval; zero means one second.
+	Interval time.Duration
+}
+
+// Outcome is everything a run measured.
+type Outcome struct {
+	Start, End time.Time     // wall clock, for labels
+	Elapsed    time.Duration // the measured period, ramp excluded
+	StopReason string
+	Kinds      []string // op kind names, indexing Collector's kinds
+	Collector  *metrics.Collector
+	CPU        metrics.CPU
+	// Late counts paced ops issued more than a millisecond after their
+	// scheduled time; Missed counts scheduled ops never issued before the
+	// run ended. Both are zero for unpaced runs.
+	Late, Missed int64
+	// Abandoned counts ops still in flight when an interrupted run gave up
+	// waiting for them; they are in no figure.
+	Abandoned int64
+}
+
+// Summaries returns the summary of each op kind the run did, by name.
+func (o *Outcome) Summaries() map[string]metrics.KindSummary {
+	out := map[string]metrics.KindSummary{}
+	for k, name := range o.Kinds {
+		if ops, _, errs := o.Collector.Totals(k); ops+errs > 0 {
+			out[name] = o.Collector.Summary(k, o.Elapsed)
+		}
+	}
+	return out
+}
+
+// lateThreshold is how far behind schedule a paced op may start before it
+// counts as late.
+const lateThreshold = time.Millisecond
+
+// run is the state shared by a run's goroutines.
+type run struct {
+	w       *spec.Workload
+	sess    engine.Session
+	ctx     context.Context
+	verify  bool
+	t0      time.Duration // engine.Now at start
+	rampEnd time.Duration
+	end     time.Duration // rampEnd + duration, or max
+	pacer   pace.Pacer
+
+	stopped atomic.Bool
+	reason  atomic.Value // string
+	// Bounded counters; touched only when the matching bound is set, so an
+	// unbounded run shares no cache line between cores.
+	measuredOps   atomic.Int64
+	measuredBytes atomic.Int64
+	slot          atomic.Uint64
+	late          atomic.Int64
+
+	workers []*worker
+}
+
+type worker struct {
+	mu       sync.Mutex // guards gen
+	gen      *workload.Generator
+	rec      *metrics.Recorder
+	started  atomic.Int64
+	finished atomic.Int64
+	_        [64]byte // keep workers' counters on separate cache lines
+}
+
+func (r *run) stop(reason string) {
+	if r.stopped.CompareAndSwap(false, true) {
+		r.reason.Store(reason)
+	}
+}
+
+// Run executes w on sess until a bound is reached or ctx is canceled, and
+// returns what it measured. Cancellation is not an error: the Outcome then
+// says StopInterrupted and holds everything measured until then. An error
+// is returned only when the run could not start.
+func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Options) (*Outcome, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	geo := sess.Geometry()
+	kinds := make([]string, engine.NumOpKinds)
+	for k := range kinds {
+		kinds[k] = engine.OpKind(k).String()
+	}
+	col := metrics.NewCollector(kinds)
+	interval := opts.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+
+	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && w.Reads()}
+	if w.RateIOPS > 0 {
+		r.pacer = pace.Constant{Rate: w.RateIOPS}
+	}
+	shared := &workload.Shared{}
+	for i := 0; i < w.Workers; i++ {
+		r.workers = append(r.workers, &worker{
+			gen: workload.New(w, geo, i, shared, opts.Seed),
+			rec: col.NewRecorder(),
+		})
+	}
+	async, isAsync := sess.(engine.AsyncSession)
+	var queues []engine.Queue
+	if isAsync {
+		for range r.workers {
+			q, err := async.NewQueue(w.QueueDepth)
+			if err != nil {
+				for _, q := range queues {
+					q.Close()
+				}
+				return nil, fmt.Errorf("opening a queue of depth %d: %w", w.QueueDepth, err)
+			}
+			queues = append(queues, q)
+		}
+	}
+
+	out := &Outcome{Kinds: kinds, Collector: col, Start: time.Now()}
+	user0, sys0 := metrics.CPUTimes()
+	r.t0 = engine.Now()
+	r.rampEnd = r.t0 + w.Ramp.D()
+	r.end = 1<<63 - 1
+	if w.Duration > 0 {
+		r.end = r.rampEnd + w.Duration.D()
+	}
+
+	var wg sync.WaitGroup
+	for i, wk := range r.workers {
+		if isAsync {
+			wg.Add(1)
+			go func() { defer wg.Done(); r.asyncLoop(wk, queues[i], geo) }()
+			continue
+		}
+		for range w.QueueDepth {
+			wg.Add(1)
+			go func() { defer wg.Done(); r.syncLoop(wk, geo) }()
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	r.tickUntil(done, col, interval, opts.Progress)
+	for _, wk := range r.workers {
+		out.Abandoned += wk.started.Load() - wk.finished.Load()
+	}
+	now := engine.Now()
+	measured := max(now-r.rampEnd, 0)
+	col.Tick(measured)
+	out.End = time.Now()
+	out.Elapsed = measured
+	out.CPU = metrics.CPUSince(user0, sys0, now-r.t0)
+	if reason, ok := r.reason.Load().(string); ok {
+		out.StopReason = reason
+	}
+	if r.pacer != nil {
+		out.Late = r.late.Load()
+		stopAt := min(now, r.end)
+		if due := pace.Slots(r.pacer, stopAt-r.t0); due > r.slot.Load() {
+			out.Missed = int64(due - r.slot.Load())
+		}
+	}
+	return out, nil
+}
+
+// tickUntil closes one series interval per Interval after the ramp, until
+// done, and stops the run on its deadline or on cancellation.
+func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval time.Duration, progress func(Tick)) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	next := r.rampEnd + interval
+	for {
+		now := engine.Now()
+		wait := next - now
+		if now < r.rampEnd {
+			wait = r.rampEnd - now
+		}
+		if r.end-now < wait {
+			wait = max(r.end-now, 0)
+		}
+		timer.Reset(wait)
+		select {
+		case <-done:
+			return
+		case <-r.ctx.Done():
+			r.stop(StopInterrupted)
+			r.drain(done)
+			return
+		case <-timer.C:
+		}
+		now = engine.Now()
+		if now >= r.end {
+			r.stop(StopDuration)
+			select {
+			case <-done:
+			case <-r.ctx.Done():
+				r.drain(done)
+			}
+			return
+		}
+		if now < next {
+			continue
+		}
+		sec := col.Tick(next - r.rampEnd)
+		next += interval
+		if progress != nil {
+			var started, finished int64
+			for _, wk := range r.workers {
+				started += wk.started.Load()
+				finished += wk.finished.Load()
+			}
+			progress(Tick{Second: sec, Started: started, Finished: finished, InFlight: started - finished})
+		}
+	}
+}
+
+// drainGrace is how long an interrupted run waits for ops in flight (a
+// dead OSD can hold one forever) before it reports without them.
+const drainGrace = 10 * time.Second
+
+// drain waits for the workers to finish, at most drainGrace.
+func (r *run) drain(done <-chan struct{}) {
+	t := time.NewTimer(drainGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// admit decides whether another op may start now, applying the bounds and
+// the pacer. It returns the op's start time for latency (its scheduled time
+// when paced) and whether it falls in the measured period.
+func (r *run) admit(timer *time.Timer) (start time.Duration, measured, ok bool) {
+	if r.stopped.Load() {
+		return 0, false, false
+	}
+	now := engine.Now()
+	if now >= r.end {
+		r.stop(StopDuration)
+		return 0, false, false
+	}
+	start = now
+	if r.pacer != nil {
+		due := r.t0 + r.pacer.Due(r.slot.Add(1)-1)
+		if due >= r.end {
+			r.stop(StopDuration)
+			return 0, false, false
+		}
+		if wait := due - now; wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-r.ctx.Done():
+				r.stop(StopInterrupted)
+				return 0, false, false
+			}
+		} else if -wait > lateThreshold {
+			r.late.Add(1)
+		}
+		start = due
+	}
+	measured = start >= r.rampEnd
+	if measured && r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps {
+		r.stop(StopOps)
+		return 0, false, false
+	}
+	if measured && r.w.TotalBytes > 0 && r.measuredBytes.Add(int64(r.w.BlockSize)) > int64(r.w.TotalBytes) {
+		r.stop(StopBytes)
+		return 0, false, false
+	}
+	return start, measured, true
+}
+
+// next makes the worker's next op, or stops the run when the workload has
+// none left.
+func (r *run) next(wk *worker, op *engine.Op) bool {
+	wk.mu.Lock()
+	ok := wk.gen.Next(op)
+	wk.mu.Unlock()
+	if !ok {
+		r.stop(StopExhausted)
+		return false
+	}
+	if op.Kind == engine.Write {
+		workload.Stamp(op)
+	}
+	return true
+}
+
+// finish records a completed op.
+func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bool, err error) {
+	wk.finished.Add(1)
+	if !measured {
+		return
+	}
+	if err == nil && r.verify && op.Kind == engine.Read {
+		err = workload.Check(op)
+	}
+	if err != nil {
+		if r.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return // cut short by the interrupt, not a failure of the target
+		}
+		wk.rec.RecordError(int(op.Kind), engine.ErrorKind(err))
+		return
+	}
+	end := op.Completed
+	if end == 0 {
+		end = engine.Now()
+	}
+	wk.rec.Record(int(op.Kind), end-start, int64(len(op.Buf)))
+}
+
+// syncLoop is one in-flight slot of a worker on a synchronous session.
+func (r *run) syncLoop(wk *worker, geo engine.Geometry) {
+	op := &engine.Op{Buf: newBuffer(int(r.w.BlockSize), geo.Alignment)}
+	timer := newStoppedTimer()
+	for {
+		start, measured, ok := r.admit(timer)
+		if !ok || !r.next(wk, op) {
+			return
+		}
+		wk.started.Add(1)
+		err := r.do(op)
+		r.finish(wk, op, start, measured, err)
+	}
+}
+
+func (r *run) do(op *engine.Op) error {
+	if r.w.OpTimeout <= 0 {
+		return r.sess.Do(r.ctx, op)
+	}
+	ctx, cancel := context.WithTimeoutCause(r.ctx, r.w.OpTimeout.D(), engine.ErrTimeout)
+	defer cancel()
+	err := r.sess.Do(ctx, op)
+	if err != nil && ctx.Err() != nil && r.ctx.Err() == nil {
+		return engine.ErrTimeout
+	}
+	return err
+}
+
+// slot is an async op and what the runner must remember about it.
+type slot struct {
+	op       engine.Op
+	start    time.Duration
+	measured bool
+}
+
+// asyncLoop keeps QueueDepth ops in flight on one queue.
+func (r *run) asyncLoop(wk *worker, q engine.Queue, geo engine.Geometry) {
+	defer q.Close()
+	depth := r.w.QueueDepth
+	free := make([]*slot, 0, depth)
+	for range depth {
+		s := &slot{op: engine.Op{Buf: newBuffer(int(r.w.BlockSize), geo.Alignment)}}
+		s.op.Tag = s
+		free = append(free, s)
+	}
+	done := make([]*engine.Op, depth)
+	timer := newStoppedTimer()
+	inFlight, stopping := 0, false
+	for {
+		for !stopping && len(free) > 0 {
+			if r.pacer != nil && inFlight > 0 && r.pacer.Due(r.slot.Load()) > engine.Now()-r.t0 {
+				break // reap what completed before sleeping until the next slot
+			}
+			start, measured, ok := r.admit(timer)
+			s := free[len(free)-1]
+			if !ok || !r.next(wk, &s.op) {
+				stopping = true
+				break
+			}
+			s.start, s.measured = start, measured
+			wk.started.Add(1)
+			if err := q.Submit(&s.op); err != nil {
+				r.finish(wk, &s.op, start, measured, err)
+				continue
+			}
+			free = free[:len(free)-1]
+			inFlight++
+		}
+		if inFlight == 0 {
+			if stopping {
+				return
+			}
+			continue
+		}
+		min := 1
+		if r.pacer != nil && !stopping {
+			min = 0
+		}
+		n, err := q.Reap(r.ctx, min, done)
+		if err != nil && n == 0 {
+			if r.ctx.Err() == nil {
+				// A queue that cannot reap cannot make progress; end the
+				// run rather than spin.
+				r.stop(StopInterrupted)
+			}
+			// Ops still in flight finish in q.Close.
+			return
+		}
+		for _, op := range done[:n] {
+			s := op.Tag.(*slot)
+			r.finish(wk, op, s.start, s.measured, op.Err)
+			free = append(free, s)
+			inFlight--
+		}
+		if n == 0 && min == 0 {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+}
+
+func newStoppedTimer() *time.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}
+
+// newBuffer returns a buffer of n bytes filled with the write pattern, its
+// address aligned to align (for O_DIRECT) when align > 0.
+func newBuffer(n, align int) []byte {
+	var b []byte
+	if align <= 1 {
+		b = make([]byte, n)
+	} else {
+		raw := make([]byte, n+align)
+		off := 0
+		if rem := int(uintptrOf(raw) % uintptr(align)); rem != 0 {
+			off = align - rem
+		}
+		b = raw[off : off+n : off+n]
+	}
+	workload.Fill(b)
+	return b
+}

@@ -1,0 +1,287 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// fakeSession is a block target whose behaviour each test sets: a delay per
+// op, a failure per op, and whether it serves ops asynchronously.
+type fakeSession struct {
+	delay func(n int64) time.Duration // how long op n (from 0) takes
+	fail  func(n int64) error
+	ops   atomic.Int64
+	data  map[int64][]byte // written blocks by offset, when remember is set
+	mu    sync.Mutex
+}
+
+func (f *fakeSession) Geometry() engine.Geometry {
+	return engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 20}
+}
+
+func (f *fakeSession) Do(ctx context.Context, op *engine.Op) error {
+	n := f.ops.Add(1) - 1
+	if f.delay != nil {
+		if d := f.delay(n); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	if f.fail != nil {
+		if err := f.fail(n); err != nil {
+			return err
+		}
+	}
+	if f.data != nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if op.Kind == engine.Write {
+			f.data[op.Offset] = append([]byte(nil), op.Buf...)
+		} else if b, ok := f.data[op.Offset]; ok {
+			copy(op.Buf, b)
+		}
+	}
+	return nil
+}
+
+func (f *fakeSession) Close(context.Context) error { return nil }
+
+// fakeAsync serves ops through a queue that completes them at Submit.
+type fakeAsync struct{ fakeSession }
+
+type fakeQueue struct {
+	s    *fakeAsync
+	done []*engine.Op
+}
+
+func (f *fakeAsync) NewQueue(depth int) (engine.Queue, error) { return &fakeQueue{s: f}, nil }
+
+func (q *fakeQueue) Submit(op *engine.Op) error {
+	op.Err = q.s.Do(context.Background(), op)
+	op.Completed = engine.Now()
+	q.done = append(q.done, op)
+	return nil
+}
+
+func (q *fakeQueue) Reap(ctx context.Context, min int, done []*engine.Op) (int, error) {
+	n := copy(done, q.done)
+	q.done = q.done[n:]
+	return n, nil
+}
+
+func (q *fakeQueue) Close() error { return nil }
+
+func workloadOf(mut func(*spec.Workload)) *spec.Workload {
+	w := &spec.Workload{
+		Target: spec.Target{Scheme: "fake"}, Pattern: spec.Random, ReadPercent: 50,
+		BlockSize: 4096, Workers: 2, QueueDepth: 2,
+	}
+	mut(w)
+	return w
+}
+
+func totalOps(o *Outcome) (ops, errs int64) {
+	for k := range o.Kinds {
+		n, _, e := o.Collector.Totals(k)
+		ops += n
+		errs += e
+	}
+	return ops, errs
+}
+
+func mustRun(t *testing.T, ctx context.Context, s engine.Session, w *spec.Workload) *Outcome {
+	t.Helper()
+	o, err := Run(ctx, s, w, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestOpCountBoundIsExact(t *testing.T) {
+	for _, s := range []engine.Session{&fakeSession{}, &fakeAsync{}} {
+		o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) { w.TotalOps = 1000 }))
+		if ops, _ := totalOps(o); ops != 1000 || o.StopReason != StopOps {
+			t.Errorf("%T: measured %d ops, stop %q; want 1000 ops, stop %q", s, ops, o.StopReason, StopOps)
+		}
+	}
+}
+
+func TestByteBoundIsExact(t *testing.T) {
+	o := mustRun(t, context.Background(), &fakeSession{}, workloadOf(func(w *spec.Workload) { w.TotalBytes = 100 * 4096 }))
+	var bytes int64
+	for k := range o.Kinds {
+		_, b, _ := o.Collector.Totals(k)
+		bytes += b
+	}
+	if bytes != 100*4096 || o.StopReason != StopBytes {
+		t.Errorf("moved %d bytes, stop %q; want %d, %q", bytes, o.StopReason, 100*4096, StopBytes)
+	}
+}
+
+func TestDurationBound(t *testing.T) {
+	o := mustRun(t, context.Background(), &fakeSession{}, workloadOf(func(w *spec.Workload) {
+		w.Duration = spec.Duration(300 * time.Millisecond)
+	}))
+	if o.StopReason != StopDuration {
+		t.Errorf("stop %q; want %q", o.StopReason, StopDuration)
+	}
+	if o.Elapsed < 300*time.Millisecond || o.Elapsed > 5*time.Second {
+		t.Errorf("measured %v for a 300ms run", o.Elapsed)
+	}
+	if ops, _ := totalOps(o); ops == 0 {
+		t.Error("no ops measured")
+	}
+}
+
+func TestRampIsExcluded(t *testing.T) {
+	// Ops take 30ms during the first 200ms (the ramp) and nothing after:
+	// no measured latency may show the ramp's slow ops.
+	start := time.Now()
+	s := &fakeSession{delay: func(int64) time.Duration {
+		if time.Since(start) < 150*time.Millisecond {
+			return 30 * time.Millisecond
+		}
+		return 0
+	}}
+	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+		w.Ramp = spec.Duration(250 * time.Millisecond)
+		w.Duration = spec.Duration(200 * time.Millisecond)
+		w.Workers, w.QueueDepth = 1, 1
+	}))
+	measured, _ := totalOps(o)
+	if measured == 0 || measured >= s.ops.Load() {
+		t.Errorf("measured %d of %d ops; the ramp's ops must be excluded", measured, s.ops.Load())
+	}
+	for k := range o.Kinds {
+		if h := o.Collector.Histogram(k); h.TotalCount() > 0 && h.Max() >= int64(20*time.Millisecond) {
+			t.Errorf("%s: a ramp-up op (30ms) is in the figures: max %v", o.Kinds[k], time.Duration(h.Max()))
+		}
+	}
+	if o.Elapsed < 200*time.Millisecond {
+		t.Errorf("measured period %v is shorter than the 200ms duration", o.Elapsed)
+	}
+}
+
+func TestRatePacingIsOpenLoop(t *testing.T) {
+	// 1000 ops/s for 1s on one slot; op 100 stalls for 200ms. Closed loop
+	// would hide the stall in one sample; open loop charges the ~200 ops
+	// scheduled during it with their wait (200ms down to 0), so p90 shows
+	// about 100ms.
+	s := &fakeSession{delay: func(n int64) time.Duration {
+		if n == 100 {
+			return 200 * time.Millisecond
+		}
+		return 0
+	}}
+	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+		w.RateIOPS = 1000
+		w.Duration = spec.Duration(time.Second)
+		w.Workers, w.QueueDepth = 1, 1
+		w.ReadPercent = 100
+	}))
+	h := o.Collector.Histogram(int(engine.Read))
+	if p := time.Duration(h.ValueAtQuantile(90)); p < 50*time.Millisecond {
+		t.Errorf("p90 = %v; a 200ms stall at 1000 ops/s must delay ~20%% of the ops", p)
+	}
+	if ops, _ := totalOps(o); ops < 800 || ops > 1050 {
+		t.Errorf("%d ops in 1s at 1000/s", ops)
+	}
+	if o.Late < 100 {
+		t.Errorf("late ops = %d; the stall should make ~200 late", o.Late)
+	}
+}
+
+func TestMissedSlotsAreCounted(t *testing.T) {
+	s := &fakeSession{delay: func(int64) time.Duration { return 5 * time.Millisecond }}
+	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+		w.RateIOPS = 10000
+		w.Duration = spec.Duration(300 * time.Millisecond)
+		w.Workers, w.QueueDepth = 1, 1
+	}))
+	if o.Missed < 1000 {
+		t.Errorf("missed = %d; a 5ms op cannot keep 10000/s, ~2900 slots must be missed", o.Missed)
+	}
+}
+
+func TestCancelStopsAndKeepsTheResult(t *testing.T) {
+	for _, s := range []engine.Session{&fakeSession{delay: func(int64) time.Duration { return time.Millisecond }}, &fakeAsync{}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		begin := time.Now()
+		o := mustRun(t, ctx, s, workloadOf(func(w *spec.Workload) { w.Duration = spec.Duration(time.Hour) }))
+		if took := time.Since(begin); took > 15*time.Second {
+			t.Errorf("%T: cancel took %v to stop the run", s, took)
+		}
+		if ops, errs := totalOps(o); o.StopReason != StopInterrupted || ops == 0 || errs != 0 {
+			t.Errorf("%T: stop %q, %d ops, %d errors; want interrupted with ops and no errors", s, o.StopReason, ops, errs)
+		}
+	}
+}
+
+func TestErrorsAreCountedByKindAndTheRunGoesOn(t *testing.T) {
+	s := &fakeSession{fail: func(n int64) error {
+		if n%10 == 0 {
+			return syscall.EIO
+		}
+		return nil
+	}}
+	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) { w.TotalOps = 1000 }))
+	ops, errs := totalOps(o)
+	if errs != 100 || ops != 900 || o.Collector.Errors()["EIO"] != 100 {
+		t.Errorf("ops %d errors %d by kind %v; want 900 ok, 100 EIO", ops, errs, o.Collector.Errors())
+	}
+}
+
+func TestVerifyCatchesWrongData(t *testing.T) {
+	// Writes are remembered; reads of unwritten blocks return the buffer
+	// as it was, whose header names another block: verification must fail
+	// those and pass the rest.
+	s := &fakeSession{data: map[int64][]byte{}}
+	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+		w.TotalOps = 2000
+		w.Verify = true
+		w.Workers, w.QueueDepth = 1, 1
+	}))
+	ops, _ := totalOps(o)
+	if o.Collector.Errors()["verify"] == 0 || ops == 0 {
+		t.Errorf("errors %v, %d ok ops; want some verify failures and some passes", o.Collector.Errors(), ops)
+	}
+}
+
+func TestSeriesCoversTheRun(t *testing.T) {
+	var ticks []Tick
+	var mu sync.Mutex
+	o, err := Run(context.Background(), &fakeSession{}, workloadOf(func(w *spec.Workload) {
+		w.Duration = spec.Duration(1 * time.Second)
+	}), Options{Interval: 100 * time.Millisecond, Progress: func(t Tick) { mu.Lock(); ticks = append(ticks, t); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := o.Collector.Series()
+	if len(series) < 8 || len(series) > 12 {
+		t.Fatalf("%d intervals of 100ms in a 1s run", len(series))
+	}
+	var sum int64
+	for _, s := range series {
+		for _, k := range s.Kinds {
+			sum += k.Ops
+		}
+	}
+	if ops, _ := totalOps(o); sum != ops {
+		t.Errorf("series adds up to %d ops, totals say %d", sum, ops)
+	}
+	if len(ticks) < len(series)-1 {
+		t.Errorf("progress saw %d ticks for %d intervals", len(ticks), len(series))
+	}
+}

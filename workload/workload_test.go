@@ -1,0 +1,125 @@
+package workload
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/spec"
+)
+
+func blockWorkload(p spec.Pattern, reads, workers int) *spec.Workload {
+	return &spec.Workload{Pattern: p, ReadPercent: reads, BlockSize: 4096, Workers: workers, QueueDepth: 1}
+}
+
+func TestSequentialBlocksWrapAndAlign(t *testing.T) {
+	geo := engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 4 * 4096}
+	g := New(blockWorkload(spec.Sequential, 0, 1), geo, 0, &Shared{}, 1)
+	op := &engine.Op{Buf: make([]byte, 4096)}
+	var offs []int64
+	for range 6 {
+		g.Next(op)
+		offs = append(offs, op.Offset)
+	}
+	want := []int64{0, 4096, 8192, 12288, 0, 4096}
+	for i := range want {
+		if offs[i] != want[i] {
+			t.Fatalf("offsets %v; want %v", offs, want)
+		}
+	}
+}
+
+func TestRandomBlocksStayInRangeAndMix(t *testing.T) {
+	geo := engine.Geometry{Layout: engine.Blocks, Files: 3, Size: 1 << 20}
+	g := New(blockWorkload(spec.Random, 70, 3), geo, 2, &Shared{}, 7)
+	op := &engine.Op{Buf: make([]byte, 4096)}
+	reads := 0
+	for range 10000 {
+		g.Next(op)
+		if op.Offset < 0 || op.Offset+4096 > 1<<20 || op.Offset%4096 != 0 || op.File != 2 {
+			t.Fatalf("op out of range: file %d offset %d", op.File, op.Offset)
+		}
+		if op.Kind == engine.Read {
+			reads++
+		}
+	}
+	if reads < 6700 || reads > 7300 {
+		t.Errorf("%d reads in 10000 ops at 70%% reads", reads)
+	}
+}
+
+func TestSameSeedSameOps(t *testing.T) {
+	geo := engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 30}
+	a := New(blockWorkload(spec.Random, 50, 1), geo, 0, &Shared{}, 42)
+	b := New(blockWorkload(spec.Random, 50, 1), geo, 0, &Shared{}, 42)
+	x, y := &engine.Op{Buf: make([]byte, 4096)}, &engine.Op{Buf: make([]byte, 4096)}
+	for range 100 {
+		a.Next(x)
+		b.Next(y)
+		if x.Offset != y.Offset || x.Kind != y.Kind {
+			t.Fatal("same seed gave different ops")
+		}
+	}
+}
+
+func TestObjectWritesStopAtTheLimit(t *testing.T) {
+	w := &spec.Workload{Pattern: spec.Sequential, BlockSize: 1 << 20, ObjectSize: 4 << 20, Objects: 3, Workers: 2, QueueDepth: 1}
+	geo := engine.Geometry{Layout: engine.Objects}
+	shared := &Shared{}
+	gens := []*Generator{New(w, geo, 0, shared, 1), New(w, geo, 1, shared, 1)}
+	op := &engine.Op{Buf: make([]byte, 1<<20)}
+	seen := map[[2]int64]bool{}
+	n := 0
+	for gens[n%2].Next(op) {
+		key := [2]int64{op.Object, op.Offset}
+		if seen[key] || op.Object >= 3 || op.Offset >= 4<<20 {
+			t.Fatalf("object %d offset %d repeated or out of range", op.Object, op.Offset)
+		}
+		seen[key] = true
+		n++
+	}
+	if n != 12 {
+		t.Errorf("%d ops; want 3 objects x 4 ops", n)
+	}
+}
+
+func TestObjectReadsUseExistingObjects(t *testing.T) {
+	w := &spec.Workload{Pattern: spec.Sequential, ReadPercent: 100, BlockSize: 4096, Workers: 1, QueueDepth: 1}
+	g := New(w, engine.Geometry{Layout: engine.Objects, ObjectCount: 3}, 0, &Shared{}, 1)
+	op := &engine.Op{Buf: make([]byte, 4096)}
+	var objs []int64
+	for range 5 {
+		if !g.Next(op) {
+			t.Fatal("ran out of objects to read")
+		}
+		objs = append(objs, op.Object)
+	}
+	if objs[0] != 0 || objs[2] != 2 || objs[3] != 0 {
+		t.Errorf("sequential reads visited %v; want 0 1 2 0 1", objs)
+	}
+	empty := New(w, engine.Geometry{Layout: engine.Objects}, 0, &Shared{}, 1)
+	if empty.Next(op) {
+		t.Error("a read with no objects produced an op")
+	}
+}
+
+func TestDataVerifies(t *testing.T) {
+	op := &engine.Op{Object: 5, Offset: 8192, Buf: make([]byte, 4096)}
+	Fill(op.Buf)
+	Stamp(op)
+	if err := Check(op); err != nil {
+		t.Fatalf("fresh block does not verify: %v", err)
+	}
+	other := &engine.Op{Object: 6, Offset: 8192, Buf: op.Buf}
+	if err := Check(other); !errors.Is(err, engine.ErrVerify) {
+		t.Errorf("block 5 read as block 6: %v; want ErrVerify", err)
+	}
+	op.Buf[100] ^= 1
+	if err := Check(op); !errors.Is(err, engine.ErrVerify) {
+		t.Errorf("a flipped bit: %v; want ErrVerify", err)
+	}
+	zero := &engine.Op{Buf: make([]byte, 4096)}
+	if Check(zero) == nil {
+		t.Error("an all-zero block verifies")
+	}
+}
