@@ -78,16 +78,19 @@ type Geometry struct {
 	// Blocks: the number of files and the addressable size of each.
 	Files int
 	Size  int64
-	// Objects: how many objects exist for reads to use (0 before a write),
-	// and the first index a sequential write should create.
+	// Objects: how many objects exist for reads to use (0 before a
+	// write), and their size when the target knows it (objects written by
+	// an earlier session), which then overrides the workload's.
 	ObjectCount int64
+	ObjectSize  int64
 	// Alignment is the buffer address and length alignment the target
 	// needs (4096 for O_DIRECT), or 0.
 	Alignment int
 }
 
-// Session is an open target, ready for a workload. Do and Geometry are safe
-// for concurrent use by many goroutines; Close is called once, after every
+// Session is an open target, ready for a workload. It serves both op kinds
+// whatever the workload's read share. Do and Geometry are safe for
+// concurrent use by many goroutines; Close is called once, after every
 // operation has finished.
 type Session interface {
 	// Geometry describes the target as opened.
@@ -111,6 +114,8 @@ type AsyncSession interface {
 }
 
 // Queue is a submit/reap queue. Its methods are not safe for concurrent use.
+// Submitting beyond the queue's depth, or reaping more ops than are in
+// flight, is an error, never a hang.
 type Queue interface {
 	// Submit starts op. It fails only if op could not be started; the op's
 	// own outcome comes back from Reap.

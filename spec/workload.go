@@ -63,6 +63,10 @@ type Workload struct {
 	// and the key space of random object I/O. Zero: unbounded writes, and
 	// reads use every object the target already holds.
 	Objects int64 `json:"objects,omitempty"`
+	// Cycle makes sequential object writes start over at the first object
+	// after Objects, rewriting them, so a time-bound write keeps measuring
+	// with a bounded footprint instead of stopping at the limit.
+	Cycle bool `json:"cycle,omitempty"`
 	// FileSize is the region a block or file workload addresses, per file.
 	// Zero means the size of an existing file or device.
 	FileSize Size `json:"file_size,omitempty"`
@@ -123,6 +127,8 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("object size %s is not a multiple of block size %s", w.ObjectSize, w.BlockSize)
 	case w.Objects < 0:
 		return fmt.Errorf("invalid object count %d", w.Objects)
+	case w.Cycle && w.Objects == 0:
+		return errors.New("cycling writes need an object count")
 	case w.FileSize < 0:
 		return fmt.Errorf("invalid file size %d", w.FileSize)
 	case w.FileSize > 0 && w.FileSize < w.BlockSize:

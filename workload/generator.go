@@ -58,7 +58,11 @@ func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed
 			}
 		}
 	case engine.Objects:
-		g.opsPerObject = max(int64(w.EffectiveObjectSize())/bs, 1)
+		objSize := int64(w.EffectiveObjectSize())
+		if geo.ObjectSize > 0 {
+			objSize = geo.ObjectSize
+		}
+		g.opsPerObject = max(objSize/bs, 1)
 		g.readable = geo.ObjectCount
 		if w.Objects > 0 && (g.readable == 0 || w.Objects < g.readable) {
 			g.readable = min(w.Objects, geo.ObjectCount)
@@ -105,6 +109,11 @@ func (g *Generator) Next(op *engine.Op) bool {
 
 func (g *Generator) nextObject(op *engine.Op, kind engine.OpKind, bs int64) bool {
 	var k int64 // op number in the object space, opsPerObject per object
+	if kind == engine.Read && g.readable == 0 && g.w.ReadPercent < 100 {
+		// A mixed workload on an empty target writes until there is
+		// something to read.
+		kind, op.Kind = engine.Write, engine.Write
+	}
 	switch {
 	case kind == engine.Read && g.readable == 0:
 		return false
@@ -116,10 +125,13 @@ func (g *Generator) nextObject(op *engine.Op, kind engine.OpKind, bs int64) bool
 		k = g.rng.Int64N(g.writable * g.opsPerObject)
 	default:
 		// Sequential writes create objects one after another, as rados
-		// bench does, until the object limit.
+		// bench does, until the object limit, or start over if cycling.
 		k = g.shared.writes.Add(1) - 1
-		if g.w.Objects > 0 && k >= g.w.Objects*g.opsPerObject {
-			return false
+		if limit := g.w.Objects * g.opsPerObject; limit > 0 && k >= limit {
+			if !g.w.Cycle {
+				return false
+			}
+			k %= limit
 		}
 	}
 	op.File = 0

@@ -123,3 +123,22 @@ func TestDataVerifies(t *testing.T) {
 		t.Error("an all-zero block verifies")
 	}
 }
+
+func TestCyclingObjectWritesStartOver(t *testing.T) {
+	w := &spec.Workload{Pattern: spec.Sequential, BlockSize: 4096, Objects: 3, Cycle: true, Workers: 1, QueueDepth: 1}
+	g := New(w, engine.Geometry{Layout: engine.Objects}, 0, &Shared{}, 1)
+	op := &engine.Op{Buf: make([]byte, 4096)}
+	var objs []int64
+	for range 7 {
+		if !g.Next(op) {
+			t.Fatal("a cycling write stopped")
+		}
+		objs = append(objs, op.Object)
+	}
+	want := []int64{0, 1, 2, 0, 1, 2, 0}
+	for i := range want {
+		if objs[i] != want[i] {
+			t.Fatalf("objects %v; want %v", objs, want)
+		}
+	}
+}

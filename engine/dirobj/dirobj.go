@@ -1,0 +1,459 @@
+// Package dirobj is the "dirobj" engine: an object store in a local
+// directory, one file per object. It is the default target when there is no
+// cluster, and it mirrors rados bench: a write names its objects
+// "benchmark_data_<host>_<pid>_object<N>", a kept write records them in the
+// file "benchmark_last_metadata", and later seq or rand reads in the same
+// directory read those objects. Importing the package registers the scheme;
+// the target is "dirobj://DIR" with DIR relative or absolute.
+//
+// Files are not synced: like rados bench against an OSD, a write completes
+// when the store has the data, here the page cache (or the device, with
+// direct I/O).
+package dirobj
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// MetadataName is the file in which a kept write session records its
+// objects, as rados bench's metadata object of the same name does.
+const MetadataName = "benchmark_last_metadata"
+
+// directAlignment is what O_DIRECT needs of buffers, offsets and lengths
+// on every filesystem this runs on.
+const directAlignment = 4096
+
+func init() {
+	engine.Register("dirobj", engine.Func(func(ctx context.Context, w *spec.Workload) (engine.Session, error) {
+		s, err := Open(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}))
+}
+
+// Metadata describes the objects of the last kept write in a directory.
+type Metadata struct {
+	// Prefix names the objects: Prefix + "_object" + N.
+	Prefix string `json:"prefix"`
+	// Objects is one more than the highest object number: random writes
+	// may have left some numbers below it unused.
+	Objects int64 `json:"objects"`
+	// ObjectSize and OpSize are in bytes: the size of each object and of
+	// the writes that made it.
+	ObjectSize int64 `json:"object_size"`
+	OpSize     int64 `json:"op_size"`
+}
+
+// ReadMetadata returns the metadata of the last kept write in dir. ok is
+// false, with a nil error, when there is none; a file that is not valid
+// metadata is an error.
+func ReadMetadata(dir string) (m Metadata, ok bool, err error) {
+	path := filepath.Join(dir, MetadataName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Metadata{}, false, nil
+	}
+	if err != nil {
+		return Metadata{}, false, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Metadata{}, false, fmt.Errorf("%s is not cephbench object metadata: %w", path, err)
+	}
+	if m.Prefix == "" || strings.ContainsRune(m.Prefix, '/') || m.Objects < 0 || m.ObjectSize <= 0 || m.OpSize <= 0 {
+		return Metadata{}, false, fmt.Errorf("%s is not cephbench object metadata: %s", path, b)
+	}
+	return m, true, nil
+}
+
+// Cleanup removes the objects of the last kept write in dir, then its
+// metadata file, as rados cleanup does. It removes only files named after
+// the recorded prefix, and does nothing when dir has no metadata. It does
+// not remove dir.
+func Cleanup(dir string) error {
+	m, ok, err := ReadMetadata(dir)
+	if err != nil || !ok {
+		return err
+	}
+	names, err := objectNames(dir, m.Prefix)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range names {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		// Keep the metadata, so a second Cleanup can finish the job.
+		return errors.Join(errs...)
+	}
+	if err := os.Remove(filepath.Join(dir, MetadataName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Session is an open object directory. Geometry, Do and DirectFallback are
+// safe for concurrent use; Close is called once, after the last Do.
+type Session struct {
+	dir    string
+	prefix string
+	base   string // the path of object N is base + N
+	geo    engine.Geometry
+	// objectSize and opSize are recorded in the metadata; a write of a
+	// whole object replaces the file.
+	objectSize int64
+	opSize     int64
+	keep       bool
+	writes     bool
+	direct     bool
+	fallback   atomic.Bool
+	// preexisting are the objects named like this session's that were
+	// there at Open: Close never removes them.
+	preexisting map[string]bool
+	// createdDirs are the directories Open created, deepest first.
+	createdDirs []string
+}
+
+var _ engine.Session = (*Session)(nil)
+
+// Open opens the directory w.Target.Location for w. A workload that only
+// reads opens the objects of the last kept write there; one that also
+// reads and finds such objects reads and writes them; a write-only
+// workload writes objects of its own. The directory is created when the
+// workload writes. Every error is an *engine.UsageError.
+func Open(_ context.Context, w *spec.Workload) (*Session, error) {
+	if w.Target.Location == "" {
+		return nil, engine.Usagef("dirobj: no directory given (want dirobj://DIR)")
+	}
+	dir := filepath.Clean(w.Target.Location)
+	s := &Session{
+		dir:        dir,
+		prefix:     processPrefix(),
+		objectSize: int64(w.EffectiveObjectSize()),
+		opSize:     int64(w.BlockSize),
+		keep:       w.Keep,
+		writes:     w.Writes(),
+		direct:     w.Direct,
+		geo:        engine.Geometry{Layout: engine.Objects},
+	}
+	if w.Direct {
+		s.geo.Alignment = directAlignment
+	}
+
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return nil, engine.Usagef("dirobj: %s is not a directory", w.Target.Location)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, engine.Usagef("dirobj: %v", err)
+	}
+	exists := err == nil
+
+	if w.Reads() && exists {
+		m, ok, err := ReadMetadata(dir)
+		if err != nil {
+			return nil, engine.Usagef("dirobj: %v", err)
+		}
+		if ok {
+			if int64(w.BlockSize) > m.ObjectSize {
+				return nil, engine.Usagef("dirobj: the objects in %s are %s, smaller than the block size %s",
+					w.Target.Location, spec.Size(m.ObjectSize), w.BlockSize)
+			}
+			s.prefix, s.objectSize, s.opSize = m.Prefix, m.ObjectSize, m.OpSize
+			s.geo.ObjectCount, s.geo.ObjectSize = m.Objects, m.ObjectSize
+		}
+	}
+	if exists {
+		names, err := objectNames(dir, s.prefix)
+		if err != nil {
+			return nil, engine.Usagef("dirobj: %v", err)
+		}
+		s.preexisting = make(map[string]bool, len(names))
+		for _, n := range names {
+			s.preexisting[n] = true
+		}
+	}
+	if !s.writes && (s.geo.ObjectCount == 0 || len(s.preexisting) == 0) {
+		return nil, engine.Usagef("no objects to read in %s: run a write first (with keep)", w.Target.Location)
+	}
+	if !exists {
+		s.createdDirs = missingDirs(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, engine.Usagef("dirobj: %v", err)
+		}
+	}
+	s.base = filepath.Join(dir, s.prefix) + "_object"
+	return s, nil
+}
+
+// processPrefix is the object name prefix of this process's writes, as
+// rados bench makes it.
+func processPrefix() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return "benchmark_data_" + host + "_" + strconv.Itoa(os.Getpid())
+}
+
+// Prefix is the name prefix of the objects the session reads and writes:
+// "benchmark_data_<host>_<pid>" for a new write, the recorded one for a
+// session that opened the objects of an earlier write.
+func (s *Session) Prefix() string { return s.prefix }
+
+// Geometry reports the Objects layout and, for sessions that read the
+// objects of an earlier write, how many there are.
+func (s *Session) Geometry() engine.Geometry { return s.geo }
+
+// DirectFallback reports whether the workload asked for direct I/O and the
+// filesystem refused O_DIRECT, so that ops ran buffered instead.
+func (s *Session) DirectFallback() bool { return s.fallback.Load() }
+
+// Do reads or writes len(op.Buf) bytes at op.Offset in object op.Object.
+// A write of a whole object at offset 0 replaces the object; other writes
+// create it if needed and write in place. A read past the end of the
+// object fails with io.ErrUnexpectedEOF, a read of a missing object with
+// ENOENT. Do returns ctx's error if ctx is done before the op starts; a
+// started op runs to the end.
+func (s *Session) Do(ctx context.Context, op *engine.Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if op.Object < 0 {
+		return fmt.Errorf("dirobj: invalid object number %d", op.Object)
+	}
+	path := s.base + strconv.FormatInt(op.Object, 10)
+	if op.Kind == engine.Write {
+		flags := unix.O_WRONLY | unix.O_CREAT
+		if op.Offset == 0 && int64(len(op.Buf)) == s.objectSize {
+			flags |= unix.O_TRUNC
+		}
+		fd, err := s.openObject(path, flags)
+		if err != nil {
+			return err
+		}
+		err = pwriteFull(fd, op.Buf, op.Offset)
+		if cerr := unix.Close(fd); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			return &fs.PathError{Op: "write", Path: path, Err: err}
+		}
+		return nil
+	}
+	fd, err := s.openObject(path, unix.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	err = preadFull(fd, op.Buf, op.Offset)
+	_ = unix.Close(fd) // a read-only descriptor has nothing to flush
+	if err != nil {
+		return &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return nil
+}
+
+// sysOpen is open(2); tests replace it to play a filesystem without
+// O_DIRECT.
+var sysOpen = unix.Open
+
+// openObject opens path with O_DIRECT when the workload asked for it and
+// the filesystem has it. Filesystems without it fail the open with EINVAL;
+// after the first such failure the session stops trying.
+func (s *Session) openObject(path string, flags int) (int, error) {
+	flags |= unix.O_CLOEXEC
+	if s.direct && !s.fallback.Load() {
+		fd, err := openRetry(path, flags|unix.O_DIRECT)
+		if err != unix.EINVAL {
+			return fd, wrapOpen(path, err)
+		}
+		s.fallback.Store(true)
+	}
+	fd, err := openRetry(path, flags)
+	return fd, wrapOpen(path, err)
+}
+
+func openRetry(path string, flags int) (int, error) {
+	for {
+		fd, err := sysOpen(path, flags, 0o644)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+func wrapOpen(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &fs.PathError{Op: "open", Path: path, Err: err}
+}
+
+func preadFull(fd int, buf []byte, off int64) error {
+	for len(buf) > 0 {
+		n, err := unix.Pread(fd, buf, off)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return io.ErrUnexpectedEOF
+		}
+		buf, off = buf[n:], off+int64(n)
+	}
+	return nil
+}
+
+func pwriteFull(fd int, buf []byte, off int64) error {
+	for len(buf) > 0 {
+		n, err := unix.Pwrite(fd, buf, off)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return io.ErrShortWrite
+		}
+		buf, off = buf[n:], off+int64(n)
+	}
+	return nil
+}
+
+// Close, with keep, records this session's objects in the metadata file
+// when the workload wrote; without keep it removes the objects this
+// session created. Either way it removes the directories Open created if
+// they are empty. Objects that were there at Open always stay.
+func (s *Session) Close(ctx context.Context) error {
+	names, err := objectNames(s.dir, s.prefix)
+	if err != nil {
+		return err
+	}
+	if s.keep && s.writes && len(names) > 0 {
+		return s.writeMetadata(names)
+	}
+	if !s.keep {
+		if err := s.removeCreated(ctx, names); err != nil {
+			return err
+		}
+	}
+	for _, d := range s.createdDirs {
+		err := os.Remove(d)
+		switch {
+		case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
+			return nil // someone else's files are there now
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+	}
+	return nil
+}
+
+// removeCreated removes the objects among names that were not there at
+// Open.
+func (s *Session) removeCreated(ctx context.Context, names []string) error {
+	for _, name := range names {
+		if s.preexisting[name] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("dirobj: cleanup of %s interrupted: %w", s.dir, err)
+		}
+		if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) writeMetadata(names []string) error {
+	var count int64
+	for _, name := range names {
+		n, _ := objectNumber(name, s.prefix)
+		count = max(count, n+1)
+	}
+	b, err := json.Marshal(Metadata{Prefix: s.prefix, Objects: count, ObjectSize: s.objectSize, OpSize: s.opSize})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(s.dir, MetadataName), append(b, '\n'), 0o644)
+}
+
+// objectNames lists the files in dir that are objects named with prefix.
+func objectNames(dir, prefix string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// Unsorted: a directory may hold millions of objects.
+	all, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	names := all[:0]
+	for _, name := range all {
+		if _, ok := objectNumber(name, prefix); ok {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// objectNumber returns N for a name prefix+"_object"+N spelled as Do
+// spells it.
+func objectNumber(name, prefix string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return 0, false
+	}
+	digits, ok := strings.CutPrefix(rest, "_object")
+	if !ok || digits == "" || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
+}
+
+// missingDirs lists dir and those of its parents that do not exist,
+// deepest first.
+func missingDirs(dir string) []string {
+	var missing []string
+	for p := dir; ; {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			return missing
+		}
+		missing = append(missing, p)
+		parent := filepath.Dir(p)
+		if parent == p {
+			return missing
+		}
+		p = parent
+	}
+}

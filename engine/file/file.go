@@ -1,0 +1,240 @@
+// Package file is the engine for local targets, scheme "file": a regular
+// file shared by every worker, a directory holding one file per worker, or
+// a block device. Opening the package registers the scheme.
+//
+// It never destroys data it did not write unless the workload says Force:
+// an existing file is written only if cephbench laid it out (it carries
+// the extended attribute user.cephbench), and a device only if
+// devsafe.CheckDevice finds nothing in use on it. Files a session creates
+// hold real, verifiable data, not holes, and are removed at Close unless
+// the workload says Keep; nothing else is ever removed.
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/devsafe"
+	"github.com/cephbench/cephbench/spec"
+)
+
+func init() { engine.Register("file", engine.Func(open)) }
+
+// directAlign is the buffer alignment asked for under O_DIRECT: the page
+// size, which satisfies every filesystem and the devices whose logical
+// block size is not larger.
+const directAlign = 4096
+
+// Session is an open file target. Do and Geometry are safe for concurrent
+// use by many goroutines, one per operation in flight; Close is called
+// once, after every Do has returned.
+type Session struct {
+	files    []*os.File
+	limit    int64 // bytes addressable in each file: the file size asked for
+	geo      engine.Geometry
+	created  []string // removed at Close unless keep
+	keep     bool
+	fallback bool
+}
+
+var _ engine.Session = (*Session)(nil)
+
+// Geometry returns the Blocks layout: one file per worker for a directory
+// target, otherwise one; Size is the file size rounded down to a whole
+// number of blocks; Alignment is set when I/O bypasses the page cache.
+func (s *Session) Geometry() engine.Geometry { return s.geo }
+
+// DirectFallback reports that the workload asked for direct I/O but the
+// filesystem refused O_DIRECT (tmpfs on older kernels, ramfs, some FUSE
+// filesystems), so the session does buffered I/O through the page cache.
+func (s *Session) DirectFallback() bool { return s.fallback }
+
+// Do reads or writes len(op.Buf) bytes at op.Offset in file op.File with
+// one positioned system call, which cannot be interrupted: ctx is only
+// checked before it starts. A read that reaches the end of the file early
+// fails with an error wrapping io.ErrUnexpectedEOF; an op outside the file
+// size fails without I/O. Do does not allocate on success.
+func (s *Session) Do(ctx context.Context, op *engine.Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if op.File < 0 || op.File >= len(s.files) {
+		return fmt.Errorf("file: op on file %d of a target with %d", op.File, len(s.files))
+	}
+	f := s.files[op.File]
+	if op.Offset < 0 || op.Offset > s.limit-int64(len(op.Buf)) {
+		return fmt.Errorf("file: %d bytes at offset %d are outside the %d bytes of %s", len(op.Buf), op.Offset, s.limit, f.Name())
+	}
+	switch op.Kind {
+	case engine.Read:
+		_, err := f.ReadAt(op.Buf, op.Offset)
+		if err == io.EOF {
+			return fmt.Errorf("%s: short read of %d bytes at offset %d: %w", f.Name(), len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
+		}
+		return err
+	case engine.Write:
+		_, err := f.WriteAt(op.Buf, op.Offset)
+		return err
+	}
+	return fmt.Errorf("file: unsupported op kind %v", op.Kind)
+}
+
+// Close closes every file and, unless the workload said Keep, removes the
+// files this session created. It returns every error it met.
+func (s *Session) Close(context.Context) error {
+	var errs []error
+	for _, f := range s.files {
+		errs = append(errs, f.Close())
+	}
+	if !s.keep {
+		for _, p := range s.created {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// open returns the Session for w's target; a nil *Session must not become
+// a non-nil engine.Session.
+func open(ctx context.Context, w *spec.Workload) (engine.Session, error) {
+	s, err := openSession(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func openSession(ctx context.Context, w *spec.Workload) (*Session, error) {
+	loc := w.Target.Location
+	if loc == "" {
+		return nil, engine.Usagef("file target: no path given")
+	}
+	fi, err := os.Stat(loc)
+	switch {
+	case err == nil && fi.IsDir():
+		paths := make([]string, w.Workers)
+		for i := range paths {
+			paths[i] = filepath.Join(loc, "cephbench."+strconv.Itoa(i)+".dat")
+		}
+		return openFiles(ctx, w, paths)
+	case err == nil && fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0:
+		return openDevice(w, loc)
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, engine.Usagef("%s is not a regular file, a directory or a block device", loc)
+	case err == nil:
+		return openFiles(ctx, w, []string{loc})
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(loc)
+		di, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, engine.Usagef("cannot create %s: directory %s does not exist", loc, dir)
+		case err != nil:
+			return nil, engine.Usagef("cannot create %s: %v", loc, err)
+		case !di.IsDir():
+			return nil, engine.Usagef("cannot create %s: %s is not a directory", loc, dir)
+		}
+		return openFiles(ctx, w, []string{loc})
+	}
+	return nil, &engine.UsageError{Err: err}
+}
+
+// openFlags opens path for the session's I/O, with O_DIRECT if direct,
+// and reports whether the filesystem refused O_DIRECT so that the file was
+// opened without it.
+func openFlags(path string, flag int, direct bool) (f *os.File, fellBack bool, err error) {
+	if direct {
+		f, err = os.OpenFile(path, flag|unix.O_DIRECT, 0)
+		if !errors.Is(err, unix.EINVAL) {
+			return f, false, err
+		}
+		fellBack = true
+	}
+	f, err = os.OpenFile(path, flag, 0)
+	return f, fellBack, err
+}
+
+func rwFlag(w *spec.Workload) int {
+	if w.Writes() {
+		return os.O_RDWR
+	}
+	return os.O_RDONLY
+}
+
+// openDevice opens a block device. Nothing on it is created or removed.
+func openDevice(w *spec.Workload, path string) (*Session, error) {
+	if w.Writes() && !w.Force {
+		if err := devsafe.CheckDevice(path); err != nil {
+			return nil, &engine.UsageError{Err: err}
+		}
+	}
+	f, fellBack, err := openFlags(path, rwFlag(w), w.Direct)
+	if err != nil {
+		return nil, &engine.UsageError{Err: err}
+	}
+	size, sector, err := deviceSizes(f)
+	if err != nil {
+		f.Close()
+		return nil, &engine.UsageError{Err: fmt.Errorf("%s: %w", path, err)}
+	}
+	want := int64(w.FileSize)
+	switch {
+	case want == 0:
+		want = size
+	case want > size:
+		f.Close()
+		return nil, engine.Usagef("file size %s is larger than %s, which holds %d bytes", w.FileSize, path, size)
+	}
+	if want < int64(w.BlockSize) {
+		f.Close()
+		return nil, engine.Usagef("%s holds %d bytes, less than one %s block", path, want, w.BlockSize)
+	}
+	s := &Session{
+		files: []*os.File{f},
+		limit: want,
+		keep:  w.Keep,
+		geo: engine.Geometry{
+			Layout: engine.Blocks,
+			Files:  1,
+			Size:   want - want%int64(w.BlockSize),
+		},
+		fallback: fellBack,
+	}
+	if w.Direct && !fellBack {
+		s.geo.Alignment = max(directAlign, sector)
+	}
+	return s, nil
+}
+
+// deviceSizes returns a block device's size in bytes and its logical
+// block size, the smallest unit of direct I/O on it.
+func deviceSizes(f *os.File) (size int64, sector int, err error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, 0, err
+	}
+	var ierr error
+	err = rc.Control(func(fd uintptr) {
+		var n uint64
+		if n, ierr = unix.IoctlGetUint64(int(fd), unix.BLKGETSIZE64); ierr != nil {
+			ierr = fmt.Errorf("BLKGETSIZE64: %w", ierr)
+			return
+		}
+		size = int64(n)
+		if sector, ierr = unix.IoctlGetInt(int(fd), unix.BLKSSZGET); ierr != nil {
+			ierr = fmt.Errorf("BLKSSZGET: %w", ierr)
+		}
+	})
+	return size, sector, errors.Join(err, ierr)
+}

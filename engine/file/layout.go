@@ -1,0 +1,227 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/workload"
+)
+
+// markAttr is the extended attribute on the files cephbench lays out. Its
+// value is the block size of the verifiable data the file holds, or "0"
+// when blocks of several sizes may be mixed in it.
+const markAttr = "user.cephbench"
+
+// layoutChunk is the size of one layout write: large enough that laying
+// out a GiB takes a thousand system calls, not a quarter million.
+const layoutChunk = 1 << 20
+
+// regular is a regular file of the target as found before Open.
+type regular struct {
+	path   string
+	id     int64 // op.File, and the id in the headers of its blocks
+	exists bool
+	size   int64
+	ours   bool  // it carries markAttr
+	markBS int64 // the block size markAttr records, 0 if unknown
+}
+
+// inspect looks at path without changing anything.
+func inspect(path string, id int64) (regular, error) {
+	r := regular{path: path, id: id}
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return r, &engine.UsageError{Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		return r, engine.Usagef("%s is not a regular file", path)
+	}
+	r.exists, r.size = true, fi.Size()
+	var buf [32]byte
+	n, err := unix.Getxattr(path, markAttr, buf[:])
+	switch {
+	case err == nil:
+		r.ours = true
+		if bs, err := strconv.ParseInt(string(buf[:n]), 10, 64); err == nil {
+			r.markBS = bs
+		}
+	case errors.Is(err, unix.ERANGE): // marked, with a value not ours to read
+		r.ours = true
+	case errors.Is(err, unix.ENODATA), errors.Is(err, unix.ENOTSUP):
+	default:
+		return r, engine.Usagef("reading the attributes of %s: %v", path, err)
+	}
+	return r, nil
+}
+
+// openFiles opens regular files, one per entry of paths (op.File indexes
+// them), creating and laying out those that do not exist.
+func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session, error) {
+	bs := int64(w.BlockSize)
+	rs := make([]regular, len(paths))
+	for i, p := range paths {
+		r, err := inspect(p, int64(i))
+		if err != nil {
+			return nil, err
+		}
+		rs[i] = r
+	}
+
+	size := int64(w.FileSize)
+	if size == 0 {
+		size = math.MaxInt64
+		for _, r := range rs {
+			switch {
+			case !r.exists:
+				return nil, engine.Usagef("%s does not exist: file size needed to create it", r.path)
+			case r.size == 0:
+				return nil, engine.Usagef("%s is empty: file size needed", r.path)
+			case r.size < bs:
+				return nil, engine.Usagef("%s holds %d bytes, less than one %s block", r.path, r.size, w.BlockSize)
+			}
+			size = min(size, r.size)
+		}
+	}
+	for _, r := range rs {
+		switch {
+		case !r.exists || r.ours || w.Force:
+		case w.Writes():
+			return nil, engine.Usagef("%s exists and holds data cephbench did not write; pass --force to overwrite it", r.path)
+		case r.size < size:
+			return nil, engine.Usagef("%s holds %d bytes, less than the file size %s, and cephbench did not write it; pass --force to extend it",
+				r.path, r.size, spec.Size(size))
+		}
+	}
+
+	s := &Session{
+		limit: size,
+		keep:  w.Keep,
+		geo: engine.Geometry{
+			Layout: engine.Blocks,
+			Files:  len(rs),
+			Size:   size - size%bs,
+		},
+	}
+	for _, r := range rs {
+		created, err := prepare(ctx, w, r, size)
+		if created {
+			s.created = append(s.created, r.path)
+		}
+		var f *os.File
+		fellBack := false
+		if err == nil {
+			f, fellBack, err = openFlags(r.path, rwFlag(w), w.Direct)
+			if err != nil {
+				err = &engine.UsageError{Err: err}
+			}
+		}
+		if err != nil {
+			// Nothing of a failed Open is kept, whatever the workload says.
+			s.keep = false
+			return nil, errors.Join(err, s.Close(ctx))
+		}
+		s.files = append(s.files, f)
+		s.fallback = s.fallback || fellBack
+	}
+	if w.Direct && !s.fallback {
+		s.geo.Alignment = directAlign
+	}
+	return s, nil
+}
+
+// prepare creates r if it does not exist and lays out what the workload
+// needs: the whole file when it is new, or when verified reads would meet
+// blocks of another size; the part beyond its end when it is smaller than
+// size. It reports whether it created the file.
+func prepare(ctx context.Context, w *spec.Workload, r regular, size int64) (created bool, err error) {
+	bs := int64(w.BlockSize)
+	var from int64
+	switch {
+	case !r.exists:
+	case r.ours && w.Verify && r.markBS != bs:
+	case r.size < size:
+		from = r.size - r.size%bs // rewrite a partial last block whole
+	case r.ours && w.Writes() && r.markBS != bs:
+		// This run's blocks will sit among blocks of another size.
+		return false, setMark(r.path, 0)
+	default:
+		return false, nil
+	}
+
+	flag := os.O_RDWR
+	if !r.exists {
+		flag |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(r.path, flag, 0o644)
+	if err != nil {
+		return false, &engine.UsageError{Err: err}
+	}
+	created = !r.exists
+	ours := r.ours || created
+	if ours {
+		// Until the layout completes, the file's block size is unknown.
+		err = setMark(r.path, 0)
+	}
+	if err == nil {
+		err = layout(ctx, f, r.id, bs, from, size)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return created, fmt.Errorf("laying out %s: %w", r.path, err)
+	}
+	if ours && (from == 0 || r.markBS == bs) {
+		err = setMark(r.path, bs)
+	}
+	return created, err
+}
+
+// setMark records that path holds cephbench data in blocks of bs bytes (0:
+// mixed sizes). A filesystem without user extended attributes cannot hold
+// the mark; the file then counts as foreign on the next run.
+func setMark(path string, bs int64) error {
+	err := unix.Setxattr(path, markAttr, []byte(strconv.FormatInt(bs, 10)), 0)
+	if err != nil && !errors.Is(err, unix.ENOTSUP) {
+		return fmt.Errorf("marking %s as cephbench data: %w", path, err)
+	}
+	return nil
+}
+
+// layout writes the blocks of f from offset from (a multiple of bs) up to
+// size, each as a workload write would leave it, so that reads of a new
+// file verify and read real blocks, not holes. The data reaches the disk
+// before layout returns, so it does not burden the benchmark's writeback.
+func layout(ctx context.Context, f *os.File, id, bs, from, size int64) error {
+	chunk := max(bs, layoutChunk/bs*bs)
+	buf := make([]byte, min(chunk, size-from))
+	// Every block carries the same pattern; only the headers change.
+	for b := int64(0); b < int64(len(buf)); b += bs {
+		workload.Fill(buf[b:min(b+bs, int64(len(buf)))])
+	}
+	for off := from; off < size; off += chunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(chunk, size-off)
+		for b := int64(0); b < n; b += bs {
+			workload.StampBlock(buf[b:min(b+bs, n)], id, off+b)
+		}
+		if _, err := f.WriteAt(buf[:n], off); err != nil {
+			return err
+		}
+	}
+	return f.Sync()
+}
