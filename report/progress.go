@@ -18,14 +18,18 @@ type Progress struct {
 	latNs float64 // sum of latencies, for the cumulative average
 }
 
-// NewProgress returns a table printer writing to w.
-func NewProgress(w io.Writer) *Progress { return &Progress{w: w} }
+// NewProgress prints the table's header to w and returns the printer of
+// its rows.
+func NewProgress(w io.Writer) *Progress {
+	fmt.Fprint(w, progressHeader)
+	return &Progress{w: w}
+}
 
 const progressHeader = "  sec Cur ops   started  finished  avg MB/s  cur MB/s  cur IOPS  avg lat(s)  p99 lat(s)\n"
 
-// Tick prints one row, and the header before the first row and every 20.
+// Tick prints one row, and the header again every 20 rows.
 func (p *Progress) Tick(t runner.Tick) {
-	if p.rows%20 == 0 {
+	if p.rows > 0 && p.rows%20 == 0 {
 		fmt.Fprint(p.w, progressHeader)
 	}
 	p.rows++

@@ -8,18 +8,39 @@ import (
 	"text/tabwriter"
 
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/spec"
 )
+
+// Heading prints the line that introduces a step: what runs, where, how
+// concurrently and for how long.
+func Heading(w io.Writer, name string, wl *spec.Workload) {
+	var bounds []string
+	if wl.Duration > 0 {
+		bounds = append(bounds, wl.Duration.String())
+	}
+	if wl.TotalOps > 0 {
+		bounds = append(bounds, fmt.Sprintf("%d ops", wl.TotalOps))
+	}
+	if wl.TotalBytes > 0 {
+		bounds = append(bounds, wl.TotalBytes.String())
+	}
+	fmt.Fprintf(w, "== %s: %s %s %s on %s, workers %d x qd %d, up to %s\n",
+		name, wl.BlockSize, wl.Pattern, mix(wl.ReadPercent), wl.Target, wl.Workers, wl.QueueDepth,
+		strings.Join(bounds, " or "))
+}
 
 // Summary prints a step's summary: one line per op kind with rates and
 // latency percentiles, then rate spread, CPU, errors and notes.
 func Summary(w io.Writer, r *result.Result) {
-	status := ""
-	if r.Interrupted {
-		status = " (interrupted)"
+	how := "stopped at its " + r.StopReason + " bound"
+	switch r.StopReason {
+	case runner.StopInterrupted:
+		how = "INTERRUPTED"
+	case runner.StopExhausted:
+		how = "stopped: no more objects to write or read"
 	}
-	fmt.Fprintf(w, "%s: %s, %s %s, %s blocks, %d workers x qd %d, %.1fs measured%s\n",
-		r.Name, r.Spec.Target, r.Spec.Pattern, mix(r.Spec.ReadPercent), r.Spec.BlockSize,
-		r.Spec.Workers, r.Spec.QueueDepth, r.ElapsedSeconds, status)
+	fmt.Fprintf(w, "%s: %.1fs measured, %s\n", r.Name, r.ElapsedSeconds, how)
 	for _, kind := range r.Kinds() {
 		s := r.Ops[kind]
 		l := s.Latency

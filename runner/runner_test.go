@@ -262,21 +262,29 @@ func TestVerifyCatchesWrongData(t *testing.T) {
 func TestSeriesCoversTheRun(t *testing.T) {
 	var ticks []Tick
 	var mu sync.Mutex
-	o, err := Run(context.Background(), &fakeSession{}, workloadOf(func(w *spec.Workload) {
+	slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
+	o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
 		w.Duration = spec.Duration(1 * time.Second)
 	}), Options{Interval: 100 * time.Millisecond, Progress: func(t Tick) { mu.Lock(); ticks = append(ticks, t); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A starved ticker on a loaded machine may merge intervals, so the
+	// count is loose; what must hold is that the intervals tile the run.
 	series := o.Collector.Series()
-	if len(series) < 8 || len(series) > 12 {
+	if len(series) < 2 || len(series) > 12 {
 		t.Fatalf("%d intervals of 100ms in a 1s run", len(series))
 	}
 	var sum int64
+	var dur float64
 	for _, s := range series {
+		dur += s.Dur
 		for _, k := range s.Kinds {
 			sum += k.Ops
 		}
+	}
+	if diff := dur - o.Elapsed.Seconds(); diff > 1e-6 || diff < -1e-6 {
+		t.Errorf("intervals add up to %gs, the measured period is %v", dur, o.Elapsed)
 	}
 	if ops, _ := totalOps(o); sum != ops {
 		t.Errorf("series adds up to %d ops, totals say %d", sum, ops)

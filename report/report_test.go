@@ -1,0 +1,59 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/spec"
+)
+
+func TestLatencyUnits(t *testing.T) {
+	for ns, want := range map[float64]string{0: "-", 850: "850ns", 412300: "412.3µs", 3.21e6: "3.21ms", 1.024e9: "1.024s"} {
+		if got := Latency(ns); got != want {
+			t.Errorf("Latency(%g) = %q; want %q", ns, got, want)
+		}
+	}
+}
+
+func TestProgressTableHasRadosBenchColumns(t *testing.T) {
+	var b strings.Builder
+	p := NewProgress(&b)
+	sec := metrics.Second{T: 1, Dur: 1, Kinds: map[string]metrics.KindSecond{
+		"write": {Ops: 100, Bytes: 100 << 20, MeanNs: 8e6, Percentiles: metrics.Percentiles{{P: 99, Ns: 2e7}}},
+	}}
+	p.Tick(runner.Tick{Second: sec, Started: 108, Finished: 100, InFlight: 8})
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "sec Cur ops   started  finished  avg MB/s  cur MB/s") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	if f := strings.Fields(lines[1]); strings.Join(f, " ") != "1 8 108 100 100 100 100 0.008 0.02" {
+		t.Errorf("row %q", lines[1])
+	}
+}
+
+func TestSummaryAndTable(t *testing.T) {
+	r := &result.Result{
+		Name: "file-randread-4K", ElapsedSeconds: 10, StopReason: runner.StopInterrupted, Interrupted: true,
+		Spec: spec.Workload{BlockSize: 4096, Workers: 1, QueueDepth: 16},
+		Ops: map[string]metrics.KindSummary{"read": {
+			Ops: 1000, IOPS: metrics.Stats{Mean: 100}, BandwidthBps: metrics.Stats{Mean: 409600},
+			Latency: metrics.Latency{MeanNs: 5e5, MaxNs: 9e6, Percentiles: metrics.Percentiles{{P: 50, Ns: 4e5}, {P: 99, Ns: 2e6}, {P: 99.9, Ns: 8e6}}},
+		}},
+		Errors: map[string]int64{"EIO": 2},
+	}
+	var b strings.Builder
+	Summary(&b, r)
+	for _, want := range []string{"INTERRUPTED", "1000 ops", "100 IOPS", "p50 400.0µs", "p99 2.00ms", "p99.9 8.00ms", "EIO=2"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	Table(&b, []*result.Result{r})
+	if !strings.Contains(b.String(), "file-randread-4K*") || !strings.Contains(b.String(), "2.00ms") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
