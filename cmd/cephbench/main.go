@@ -1,0 +1,39 @@
+// Command cephbench measures Ceph clusters, local disks and the network.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/cephbench/cephbench/internal/cli"
+
+	_ "github.com/cephbench/cephbench/engine/dirobj"
+	_ "github.com/cephbench/cephbench/engine/file"
+	_ "github.com/cephbench/cephbench/engine/null"
+)
+
+func main() {
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 4)
+	// SIGPIPE (stdout piped into head) stops the run like Ctrl-C does, so
+	// that what it wrote is still removed; later writes just fail.
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	go func() {
+		interrupts := 0
+		for sig := range signals {
+			cancel()
+			if sig == syscall.SIGPIPE {
+				continue
+			}
+			if interrupts++; interrupts > 1 {
+				fmt.Fprintln(os.Stderr, "cephbench: interrupted again, exiting without cleanup")
+				os.Exit(cli.ExitInterrupted)
+			}
+		}
+	}()
+	env := cli.Env{Stdout: os.Stdout, Stderr: os.Stderr}
+	os.Exit(cli.Main(ctx, env, os.Args[1:]))
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The real binary, interrupted by SIGINT as a user's Ctrl-C would: it must
+// exit 130, keep the result of what it measured and remove its data.
+func TestCtrlCKeepsResultsAndCleansUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cephbench")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "run", "--duration", "1h", "--quiet")
+	cmd.Dir = dir
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v; want status 130\n%s", err, stdout.String())
+	}
+	results, _ := filepath.Glob(filepath.Join(dir, "cephbench-results", "*", "*.json"))
+	if len(results) == 0 {
+		t.Errorf("no result saved after Ctrl-C:\n%s", stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cephbench-data")); !os.IsNotExist(err) {
+		t.Errorf("cephbench-data left behind after Ctrl-C (%v)", err)
+	}
+	if !strings.Contains(stdout.String(), "INTERRUPTED") {
+		t.Errorf("the output does not say the step was interrupted:\n%s", stdout.String())
+	}
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cephbench/cephbench/spec"
+)
+
+// rwModes maps fio's rw= names to a pattern and the share of reads.
+var rwModes = map[string]struct {
+	pattern spec.Pattern
+	reads   int // -1: take --rwmixread
+}{
+	"read": {spec.Sequential, 100}, "write": {spec.Sequential, 0},
+	"randread": {spec.Random, 100}, "randwrite": {spec.Random, 0},
+	"rw": {spec.Sequential, -1}, "readwrite": {spec.Sequential, -1}, "randrw": {spec.Random, -1},
+}
+
+// workloadFlags are the flags that describe one workload.
+type workloadFlags struct {
+	target    string
+	rw        string
+	rwmixread int
+	w         spec.Workload
+}
+
+func (f *workloadFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	f.w = spec.Workload{BlockSize: 4096, Workers: 1, QueueDepth: 1}
+	fl.StringVar(&f.target, "target", "", "what to measure: a file, directory or block device path, or SCHEME://LOCATION (dirobj://DIR, null://)")
+	fl.StringVar(&f.rw, "rw", "randread", "read, write, randread, randwrite, rw (readwrite) or randrw, as in fio")
+	fl.IntVar(&f.rwmixread, "rwmixread", 50, "percentage of reads in rw and randrw")
+	fl.Var(&f.w.BlockSize, "bs", "block (op) size: 4k, 1M, ...")
+	fl.Var(&f.w.ObjectSize, "object-size", "object size on object targets (default: the block size)")
+	fl.Int64Var(&f.w.Objects, "objects", 0, "objects a write creates at most, and the key space of random object I/O")
+	fl.Var(&f.w.FileSize, "size", "size of the file or region per file (default: the existing size)")
+	fl.IntVar(&f.w.Workers, "workers", 1, "parallel workers (fio's numjobs)")
+	fl.IntVar(&f.w.QueueDepth, "iodepth", 1, "ops in flight per worker")
+	fl.Var(&f.w.Duration, "duration", "how long to measure: 10s, 2m, 1h (default 10s unless --ops or --total is given)")
+	fl.Int64Var(&f.w.TotalOps, "ops", 0, "stop after this many ops")
+	fl.Var(&f.w.TotalBytes, "total", "stop after this many bytes: 1G, ...")
+	fl.Var(&f.w.Ramp, "ramp", "run this long before measuring; excluded from every figure")
+	fl.Float64Var(&f.w.RateIOPS, "rate", 0, "ops per second in total, paced open loop (latency counts from each op's scheduled time)")
+	fl.Var(&f.w.OpTimeout, "op-timeout", "fail an op that takes longer than this")
+	fl.BoolVar(&f.w.Direct, "direct", false, "use O_DIRECT (bypass the page cache)")
+	fl.BoolVar(&f.w.Verify, "verify", false, "check that reads return the data cephbench wrote")
+	fl.BoolVar(&f.w.Keep, "keep", false, "leave the files and objects created in place")
+	fl.BoolVar(&f.w.Force, "force", false, "write even to a device or file that holds data cephbench did not write")
+}
+
+// workload validates the flags and returns the workload they describe.
+func (f *workloadFlags) workload(name string) (spec.Workload, error) {
+	w := f.w
+	w.Name = name
+	if f.target == "" {
+		return w, usagef("--target is required")
+	}
+	t, err := spec.ParseTarget(f.target)
+	if err != nil {
+		return w, usageErr(err)
+	}
+	w.Target = t
+	mode, ok := rwModes[strings.ToLower(f.rw)]
+	if !ok {
+		return w, usagef("invalid --rw %q (want read, write, randread, randwrite, rw, readwrite or randrw)", f.rw)
+	}
+	w.Pattern, w.ReadPercent = mode.pattern, mode.reads
+	if mode.reads < 0 {
+		w.ReadPercent = f.rwmixread
+	}
+	if w.Duration == 0 && w.TotalOps == 0 && w.TotalBytes == 0 {
+		w.Duration = spec.Duration(10 * time.Second)
+	}
+	if err := w.Validate(); err != nil {
+		return w, usageErr(err)
+	}
+	return w, nil
+}
+
+func newBenchCmd(env Env) *cobra.Command {
+	var (
+		wf      workloadFlags
+		name    string
+		format  string
+		out     string
+		results string
+		quiet   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench --target TARGET [flags]",
+		Short: "Run one workload on any target and report it",
+		Example: `  cephbench bench --target /data/test.dat --size 1G --rw randread --bs 4k --direct --duration 30s
+  cephbench bench --target dirobj://./objs --rw write --bs 4M --workers 16 --objects 100
+  cephbench bench --target null:// --iodepth 64 --ops 10000000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "text" && format != "json" {
+				return usagef("invalid --format %q (want text or json)", format)
+			}
+			w, err := wf.workload(name)
+			if err != nil {
+				return err
+			}
+			st := step{name: name, w: w, save: out}
+			if st.save == "" {
+				st.save = filepath.Join(results, time.Now().Format("20060102-150405")+"-"+name+".json")
+			}
+			var so stepOutput
+			text := env.Stdout
+			if format == "json" {
+				text = env.Stderr
+			} else {
+				so.summary = env.Stdout
+			}
+			if !quiet {
+				so.progress = text
+			}
+			res, err := runStep(cmd.Context(), st, so)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				b, err := json.MarshalIndent(res, "", "  ")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(env.Stdout, "%s\n", b)
+			}
+			if res.Interrupted {
+				return errInterrupted
+			}
+			return nil
+		},
+	}
+	wf.register(cmd)
+	cmd.Flags().StringVar(&name, "name", "bench", "the step's name in reports and the result file")
+	cmd.Flags().StringVar(&format, "format", "text", "text, or json (only the JSON result on stdout; progress goes to stderr)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the JSON result here (default: under --results)")
+	cmd.Flags().StringVar(&results, "results", "cephbench-results", "folder for JSON results")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no per-second table")
+	return cmd
+}

@@ -1,0 +1,95 @@
+// Package cli is cephbench's command line. Every process input and output
+// goes through Env, so the whole CLI runs in-process in tests. Nothing
+// imports cli but cmd/cephbench.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/result"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the run could not be done or failed
+	ExitUsage       = 2   // bad input, found before any I/O
+	ExitInterrupted = 130 // stopped by Ctrl-C; results of what ran are saved
+)
+
+// Env is the process environment of one CLI invocation.
+type Env struct {
+	Stdout, Stderr io.Writer
+}
+
+// exitError carries an exit code up to Main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(err error) error { return &exitError{ExitUsage, err} }
+
+func usagef(format string, args ...any) error { return usageErr(fmt.Errorf(format, args...)) }
+
+// errInterrupted ends a command that was stopped by a signal after saving
+// what it measured.
+var errInterrupted = &exitError{ExitInterrupted, errors.New("interrupted")}
+
+// Main runs cephbench with args (without the program name) and returns the
+// exit code. Canceling ctx is Ctrl-C: the current step stops, its result
+// and the finished steps' are saved and reported, and what the run wrote
+// is removed.
+func Main(ctx context.Context, env Env, args []string) int {
+	root := newRoot(env)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitUsage // cobra's own errors are about arguments and flags
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case engine.IsUsage(err):
+		code = ExitUsage
+	}
+	if code != ExitInterrupted {
+		fmt.Fprintf(env.Stderr, "cephbench: %s\n", oneLine(err.Error()))
+	}
+	return code
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func newRoot(env Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cephbench",
+		Short: "Measure Ceph clusters, disks and networks, one tool for the whole test plan",
+		Long: `cephbench runs the tests of a Ceph performance test plan natively and measures
+them all the same way: exact latency percentiles, per-second series,
+bandwidth and IOPS statistics, and a JSON result for every step.
+
+With no arguments, "cephbench run" runs a short built-in plan on a local
+directory; no cluster is needed.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       result.Version,
+	}
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.AddCommand(newRunCmd(env), newBenchCmd(env))
+	return root
+}

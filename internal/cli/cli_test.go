@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/cephbench/cephbench/engine/dirobj"
+	_ "github.com/cephbench/cephbench/engine/file"
+	_ "github.com/cephbench/cephbench/engine/null"
+	"github.com/cephbench/cephbench/result"
+)
+
+// cephbench runs the CLI in-process and returns its exit code and output.
+func cephbench(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, Env{Stdout: &stdout, Stderr: &stderr}, args)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestBadInputIsOneLineAndExit2(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string][]string{
+		"wrong size":       {"bench", "--target", dir + "/f", "--bs", "4q"},
+		"unknown flag":     {"bench", "--target", "null://", "--no-such-flag"},
+		"unknown command":  {"frobnicate"},
+		"bad rw":           {"bench", "--target", "null://", "--rw", "sideways"},
+		"bad duration":     {"run", "--target", dir + "/d", "--duration", "ten"},
+		"no target":        {"bench"},
+		"unknown scheme":   {"bench", "--target", "nfs://server/x"},
+		"missing parent":   {"bench", "--target", dir + "/no/such/dir/f", "--size", "1M", "--rw", "write"},
+		"zero workers":     {"bench", "--target", "null://", "--workers", "0"},
+		"bad format":       {"bench", "--target", "null://", "--format", "xml"},
+		"direct unaligned": {"bench", "--target", dir + "/f", "--size", "1M", "--bs", "1000", "--direct"},
+	}
+	for name, args := range cases {
+		code, stdout, stderr := cephbench(t, context.Background(), append(args, "--results", dir+"/results")...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") || stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one error line", name, code, stdout, stderr)
+		}
+		if strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
+			t.Errorf("%s: stack trace in %q", name, stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("bad input left files behind: %v", entries)
+	}
+}
+
+func TestBenchJSONIsTheResultAlone(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := cephbench(t, context.Background(),
+		"bench", "--target", "null://", "--rw", "randrw", "--rwmixread", "70", "--ops", "20000",
+		"--iodepth", "8", "--format", "json", "--output", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r result.Result
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("stdout is not one JSON result: %v\n%s", err, stdout)
+	}
+	reads, writes := r.Ops["read"].Ops, r.Ops["write"].Ops
+	if reads+writes != 20000 || reads < 13000 || reads > 15000 {
+		t.Errorf("%d reads + %d writes; want 20000 ops, 70%% reads", reads, writes)
+	}
+	if r.Schema != result.Schema || r.Host.CPUs == 0 || r.Histograms["read"] == "" || len(r.Ops["read"].Latency.Percentiles) != 17 {
+		t.Errorf("result lacks schema, host, histograms or percentiles: %+v", r)
+	}
+	saved, err := result.Load(out)
+	if err != nil || saved.Ops["read"].Ops != reads {
+		t.Errorf("saved result %v, %v", saved, err)
+	}
+}
+
+func TestRunBuiltInPlan(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "cephbench-data")
+	results := filepath.Join(dir, "results")
+	code, stdout, stderr := cephbench(t, context.Background(), "run", "--target", data, "--duration", "1s", "--results", results)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"objects-write-4M", "objects-seq-read-4M", "objects-rand-read-4M", "file-randwrite-4K", "file-randread-4K", "STEP", "IOPS", "P99", "avg MB/s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*-quick", "*.json"))
+	if len(files) != 5 {
+		t.Fatalf("%d result files, want 5: %v", len(files), files)
+	}
+	for _, f := range files {
+		r, err := result.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ops, errs int64
+		for _, s := range r.Ops {
+			ops += s.Ops
+			errs += s.Errors
+		}
+		if ops == 0 || errs != 0 {
+			t.Errorf("%s: %d ops, %d errors", f, ops, errs)
+		}
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(data)
+		t.Errorf("the data directory the plan created is still there: %v", entries)
+	}
+}
+
+func TestRunKeepsForeignFiles(t *testing.T) {
+	data := t.TempDir()
+	foreign := filepath.Join(data, "precious.txt")
+	if err := os.WriteFile(foreign, []byte("not cephbench's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := cephbench(t, context.Background(), "run", "--target", data, "--duration", "1s", "--quiet",
+		"--results", filepath.Join(t.TempDir(), "results"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	entries, _ := os.ReadDir(data)
+	if len(entries) != 1 || entries[0].Name() != "precious.txt" {
+		t.Errorf("after the run the directory holds %v; want only the user's file", entries)
+	}
+}
+
+func TestRunInterruptedSavesAndCleansUp(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	results := filepath.Join(dir, "results")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	code, stdout, _ := cephbench(t, ctx, "run", "--target", data, "--duration", "1h", "--results", results)
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d; want %d", code, ExitInterrupted)
+	}
+	// Steps before the interrupted one may have finished (the object write
+	// stops at its object limit); the last saved result is the interrupted
+	// step's, with what it measured.
+	files, _ := filepath.Glob(filepath.Join(results, "*-quick", "*.json"))
+	if len(files) == 0 || len(files) == 5 {
+		t.Fatalf("%d results saved; want those up to the interrupted step", len(files))
+	}
+	for i, f := range files {
+		r, err := result.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := i == len(files)-1
+		var ops int64
+		for _, s := range r.Ops {
+			ops += s.Ops
+		}
+		if r.Interrupted != last || ops == 0 {
+			t.Errorf("%s: interrupted %v with %d ops", f, r.Interrupted, ops)
+		}
+		if last && !strings.Contains(stdout, r.Name+"*") {
+			t.Errorf("the table does not mark the interrupted step %s:\n%s", r.Name, stdout)
+		}
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("data directory left after Ctrl-C: %v", err)
+	}
+}

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/cephbench/cephbench/engine/dirobj"
+	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// The built-in plan's data budget: at most this much, and at most a
+// quarter of the free space, so it runs on a small laptop disk.
+const (
+	quickObjectBudget = 1 << 30
+	quickFileSize     = 256 << 20
+	minFreeBytes      = 64 << 20
+)
+
+// perWorkerFile is the file engine's name for worker 0's file in a
+// directory target.
+const perWorkerFile = "cephbench.0.dat"
+
+// quickPlan is the built-in plan on a local directory: rados-bench style
+// object writes and reads, then 4K random I/O on a file, each step dur long.
+func quickPlan(dir string, dur spec.Duration, free uint64) []step {
+	objBudget := min(uint64(quickObjectBudget), free/4)
+	fileSize := min(uint64(quickFileSize), free/8) &^ (1<<20 - 1)
+	objects := spec.Workload{
+		Target: spec.Target{Scheme: "dirobj", Location: dir}, BlockSize: 4 << 20,
+		Objects: int64(objBudget / (4 << 20)), Cycle: true, Workers: 16, QueueDepth: 1, Duration: dur, Keep: true,
+	}
+	file := spec.Workload{
+		Target: spec.Target{Scheme: "file", Location: dir}, BlockSize: 4 << 10,
+		FileSize: spec.Size(fileSize), Workers: 1, QueueDepth: 16, Duration: dur, Direct: true, Keep: true,
+	}
+	mk := func(name string, base spec.Workload, p spec.Pattern, reads int) step {
+		w := base
+		w.Name, w.Pattern, w.ReadPercent, w.Verify = name, p, reads, reads > 0
+		return step{name: name, w: w}
+	}
+	return []step{
+		mk("objects-write-4M", objects, spec.Sequential, 0),
+		mk("objects-seq-read-4M", objects, spec.Sequential, 100),
+		mk("objects-rand-read-4M", objects, spec.Random, 100),
+		mk("file-randwrite-4K", file, spec.Random, 0),
+		mk("file-randread-4K", file, spec.Random, 100),
+	}
+}
+
+func newRunCmd(env Env) *cobra.Command {
+	var (
+		target   string
+		duration = spec.Duration(10 * time.Second)
+		format   string
+		results  string
+		quiet    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run [--target DIR] [--duration 10s]",
+		Short: "Run the built-in test plan (about a minute on a local directory)",
+		Long: `Run the built-in "quick" plan against a local directory (./cephbench-data by
+default, created if needed): 4M object writes, then sequential and random
+object reads (like rados bench write/seq/rand), then 4K random writes and
+reads of a file. Each step prints a per-second table and a summary; a table
+of all steps ends the run. Every result is saved as JSON under --results.
+Only the files the plan created are removed at the end.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "text" && format != "json" {
+				return usagef("invalid --format %q (want text or json)", format)
+			}
+			if duration <= 0 {
+				return usagef("--duration must be positive")
+			}
+			return runQuick(cmd.Context(), env, target, duration, format, results, quiet)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&target, "target", "cephbench-data", "directory to run the plan in")
+	fl.Var(&duration, "duration", "measured time of each step: 10s, 1m, ...")
+	fl.StringVar(&format, "format", "text", "text, or json (only the JSON results on stdout; progress goes to stderr)")
+	fl.StringVar(&results, "results", "cephbench-results", "folder under which each run's results are saved")
+	fl.BoolVarP(&quiet, "quiet", "q", false, "no per-second tables")
+	return cmd
+}
+
+func runQuick(ctx context.Context, env Env, dir string, dur spec.Duration, format, resultsDir string, quiet bool) error {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return usagef("--target %s is not a directory", dir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return usageErr(err)
+	}
+	if _, err := os.Stat(filepath.Dir(filepath.Clean(dir))); err != nil {
+		return usagef("--target %s: parent directory does not exist", dir)
+	}
+	_, statErr := os.Stat(dir)
+	createdDir := errors.Is(statErr, os.ErrNotExist)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	free := fs.Bavail * uint64(fs.Bsize)
+	if free < minFreeBytes {
+		return usagef("%s has only %d MiB free; the plan needs at least %d MiB", dir, free>>20, minFreeBytes>>20)
+	}
+	_, fileErr := os.Stat(filepath.Join(dir, perWorkerFile))
+	fileWasThere := fileErr == nil
+
+	runDir := filepath.Join(resultsDir, time.Now().Format("20060102-150405")+"-quick")
+	steps := quickPlan(dir, dur, free)
+	text, progress := env.Stdout, io.Writer(env.Stdout)
+	if format == "json" {
+		text, progress = env.Stderr, env.Stderr
+	}
+	if quiet {
+		progress = nil
+	}
+	fmt.Fprintf(text, "cephbench %s: built-in plan, %d steps of %s on %s\n\n", result.Version, len(steps), dur, dir)
+
+	var done []*result.Result
+	var stepErr error
+	for i, st := range steps {
+		st.save = filepath.Join(runDir, fmt.Sprintf("%02d-%s.json", i+1, st.name))
+		if i == len(steps)-1 {
+			st.w.Keep = fileWasThere // the last file step removes the file it laid out
+		}
+		res, err := runStep(ctx, st, stepOutput{progress: progress, summary: text})
+		if res != nil {
+			done = append(done, res)
+			fmt.Fprintln(text)
+		}
+		if err != nil {
+			stepErr = err
+			break
+		}
+		if res.Interrupted {
+			stepErr = errInterrupted
+			break
+		}
+	}
+
+	// Remove what the plan created, whatever happened above.
+	if err := dirobj.Cleanup(dir); err != nil {
+		fmt.Fprintf(env.Stderr, "cephbench: cleaning up objects in %s: %v\n", dir, err)
+	}
+	if !fileWasThere {
+		os.Remove(filepath.Join(dir, perWorkerFile))
+	}
+	if createdDir {
+		os.Remove(dir) // only if empty: never remove what others put there
+	}
+
+	if len(done) > 0 {
+		report.Table(text, done)
+		fmt.Fprintf(text, "\nresults: %s\n", runDir)
+	}
+	if format == "json" {
+		b, err := json.MarshalIndent(done, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "%s\n", b)
+	}
+	return stepErr
+}

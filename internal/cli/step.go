@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// step is one workload to run and where its result goes.
+type step struct {
+	name string
+	w    spec.Workload
+	// save is the JSON result's path; empty means not saved.
+	save string
+}
+
+// stepOutput says where a step's text goes.
+type stepOutput struct {
+	progress io.Writer // the per-second table; nil for none
+	summary  io.Writer // the summary; nil for none
+}
+
+// runStep opens the target, runs the workload and closes the session (which
+// removes what it created unless the workload keeps it), then saves the
+// result. An interrupted step still returns its result.
+func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, error) {
+	if err := st.w.Validate(); err != nil {
+		return nil, usageErr(err)
+	}
+	sess, err := engine.Open(ctx, &st.w)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, errInterrupted
+		}
+		return nil, fmt.Errorf("%s: %w", st.name, err)
+	}
+	var opts runner.Options
+	opts.Seed = uint64(time.Now().UnixNano())
+	if out.progress != nil {
+		report.Heading(out.progress, st.name, &st.w)
+		p := report.NewProgress(out.progress)
+		opts.Progress = p.Tick
+	} else if out.summary != nil {
+		report.Heading(out.summary, st.name, &st.w)
+	}
+	outcome, runErr := runner.Run(ctx, sess, &st.w, opts)
+	// Clean up even when interrupted: the user's Ctrl-C must not leave
+	// our files behind.
+	closeErr := sess.Close(context.WithoutCancel(ctx))
+	if runErr != nil {
+		return nil, fmt.Errorf("%s: %w", st.name, runErr)
+	}
+	res, err := result.New(st.name, &st.w, outcome, result.ThisHost())
+	if err != nil {
+		return nil, err
+	}
+	if df, ok := sess.(interface{ DirectFallback() bool }); ok && df.DirectFallback() {
+		res.Notes = append(res.Notes, "the filesystem refused O_DIRECT, so this step used buffered I/O (page cache)")
+	}
+	if closeErr != nil {
+		res.Notes = append(res.Notes, "cleanup failed: "+closeErr.Error())
+	}
+	if st.save != "" {
+		if err := res.Save(st.save); err != nil {
+			return res, fmt.Errorf("saving the result: %w", err)
+		}
+	}
+	if out.summary != nil {
+		report.Summary(out.summary, res)
+		if st.save != "" {
+			fmt.Fprintf(out.summary, "  result saved to %s\n", st.save)
+		}
+	}
+	return res, nil
+}
