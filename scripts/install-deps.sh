@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages cephbench's tests and benchmarks use, if they
+# are missing. Safe to run again; needs root (or sudo) only when it installs.
+set -euo pipefail
+
+packages=(util-linux e2fsprogs mount fio jq)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
