@@ -128,6 +128,14 @@ type Queue interface {
 	Close() error
 }
 
+// ProcessorBound is implemented by a session whose Do blocks in the kernel
+// without handing its Go scheduler processor (P) to other goroutines, the
+// way a C thread blocks: it saves the runtime's hand-off on every op. The
+// runner then gives each op in flight a GOMAXPROCS slot of its own.
+type ProcessorBound interface {
+	BlocksProcessor() bool
+}
+
 // Engine opens sessions for the targets of one scheme.
 type Engine interface {
 	// Open validates the target against the workload and prepares it

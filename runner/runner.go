@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -158,6 +159,14 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 			}
 			queues = append(queues, q)
 		}
+	}
+
+	if pb, ok := sess.(engine.ProcessorBound); ok && pb.BlocksProcessor() && !isAsync {
+		// Every sync slot may hold a P while blocked; the machine's own
+		// share stays free for the ticker, signals and the collector.
+		prev := runtime.GOMAXPROCS(0)
+		runtime.GOMAXPROCS(runtime.NumCPU() + w.Workers*w.QueueDepth)
+		defer runtime.GOMAXPROCS(prev)
 	}
 
 	out := &Outcome{Kinds: kinds, Collector: col, Start: time.Now()}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -291,5 +292,32 @@ func TestSeriesCoversTheRun(t *testing.T) {
 	}
 	if len(ticks) < len(series)-1 {
 		t.Errorf("progress saw %d ticks for %d intervals", len(ticks), len(series))
+	}
+}
+
+// procBound blocks like a C thread: the runner must give every slot a P.
+type procBound struct {
+	fakeSession
+	seen atomic.Int64
+}
+
+func (p *procBound) BlocksProcessor() bool { return true }
+
+func (p *procBound) Do(ctx context.Context, op *engine.Op) error {
+	p.seen.Store(int64(runtime.GOMAXPROCS(0)))
+	return p.fakeSession.Do(ctx, op)
+}
+
+func TestProcessorBoundSessionsGetAProcessorPerSlot(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	s := &procBound{}
+	mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+		w.Workers, w.QueueDepth, w.TotalOps = 3, 4, 100
+	}))
+	if got, want := s.seen.Load(), int64(runtime.NumCPU()+12); got != want {
+		t.Errorf("GOMAXPROCS during the run = %d; want %d (the CPUs plus 12 slots)", got, want)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS after the run = %d; want it restored to %d", after, before)
 	}
 }

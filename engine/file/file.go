@@ -39,7 +39,9 @@ const directAlign = 4096
 // once, after every Do has returned.
 type Session struct {
 	files    []*os.File
-	limit    int64 // bytes addressable in each file: the file size asked for
+	fds      []uintptr // the files' descriptors, for raw I/O
+	raw      bool      // every file is local: Do uses raw system calls
+	limit    int64     // bytes addressable in each file: the file size asked for
 	geo      engine.Geometry
 	created  []string // removed at Close unless keep
 	keep     bool
@@ -52,6 +54,19 @@ var _ engine.Session = (*Session)(nil)
 // target, otherwise one; Size is the file size rounded down to a whole
 // number of blocks; Alignment is set when I/O bypasses the page cache.
 func (s *Session) Geometry() engine.Geometry { return s.geo }
+
+// BlocksProcessor reports that Do uses raw system calls (see rawio.go), so
+// each op in flight needs a GOMAXPROCS slot of its own.
+func (s *Session) BlocksProcessor() bool { return s.raw }
+
+// useRawIO switches Do to raw system calls when every file is local.
+func (s *Session) useRawIO() {
+	s.raw = true
+	for _, f := range s.files {
+		s.fds = append(s.fds, f.Fd())
+		s.raw = s.raw && localIO(f)
+	}
+}
 
 // DirectFallback reports that the workload asked for direct I/O but the
 // filesystem refused O_DIRECT (tmpfs on older kernels, ramfs, some FUSE
@@ -74,14 +89,22 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	if op.Offset < 0 || op.Offset > s.limit-int64(len(op.Buf)) {
 		return fmt.Errorf("file: %d bytes at offset %d are outside the %d bytes of %s", len(op.Buf), op.Offset, s.limit, f.Name())
 	}
-	switch op.Kind {
-	case engine.Read:
+	switch {
+	case s.raw && op.Kind == engine.Read:
+		err := rawPread(s.fds[op.File], op.Buf, op.Offset)
+		if err == io.EOF {
+			return fmt.Errorf("%s: short read of %d bytes at offset %d: %w", f.Name(), len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
+		}
+		return err
+	case s.raw && op.Kind == engine.Write:
+		return rawPwrite(s.fds[op.File], op.Buf, op.Offset)
+	case op.Kind == engine.Read:
 		_, err := f.ReadAt(op.Buf, op.Offset)
 		if err == io.EOF {
 			return fmt.Errorf("%s: short read of %d bytes at offset %d: %w", f.Name(), len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
 		}
 		return err
-	case engine.Write:
+	case op.Kind == engine.Write:
 		_, err := f.WriteAt(op.Buf, op.Offset)
 		return err
 	}
@@ -214,6 +237,7 @@ func openDevice(w *spec.Workload, path string) (*Session, error) {
 	if w.Direct && !fellBack {
 		s.geo.Alignment = max(directAlign, sector)
 	}
+	s.useRawIO()
 	return s, nil
 }
 

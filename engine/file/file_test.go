@@ -583,3 +583,18 @@ func TestBlockDevice(t *testing.T) {
 	writeBlock(t, s, 0, 32*mib, bs)
 	mustClose(t, s)
 }
+
+func TestLocalFilesUseRawIO(t *testing.T) {
+	s := mustOpen(t, newWorkload(t, filepath.Join(t.TempDir(), "f"), readOnly))
+	defer s.Close(context.Background())
+	if !s.BlocksProcessor() {
+		t.Error("a file on a local filesystem does not use raw system calls")
+	}
+	op := &engine.Op{Kind: engine.Read, Buf: make([]byte, bs), Offset: 2 * bs}
+	if err := s.Do(context.Background(), op); err != nil {
+		t.Fatal(err)
+	}
+	if err := workload.Check(op); err != nil {
+		t.Errorf("raw read returned the wrong block: %v", err)
+	}
+}

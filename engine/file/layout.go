@@ -138,6 +138,7 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 	if w.Direct && !s.fallback {
 		s.geo.Alignment = directAlign
 	}
+	s.useRawIO()
 	return s, nil
 }
 
