@@ -33,7 +33,9 @@ fio --name=layout --filename="$file" --size=1G --rw=write --bs=1M --direct=1 --o
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f", a / b }'; }
 mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }
 
-printf '%-22s %12s %12s %8s %12s %12s %8s\n' job "fio IOPS" "cb IOPS" ratio "fio lat us" "cb lat us" ratio
+pairs() { paste "$1" "$2" | awk '{ printf "%s%.2f", (NR > 1 ? "," : ""), ($2 ? $1 / $2 : 0) }'; }
+
+printf '%-22s %12s %12s %8s %12s %12s %8s  %s\n' job "fio IOPS" "cb IOPS" ratio "fio lat us" "cb lat us" ratio "IOPS ratio per pair"
 for job in "${jobs[@]}"; do
   IFS='|' read -r name fioopts cbopts kind pin <<<"$job"
   target="$file"
@@ -55,5 +57,6 @@ for job in "${jobs[@]}"; do
   done
   fi=$(mean <"$out/fio.iops"); ci=$(mean <"$out/cb.iops")
   fl=$(mean <"$out/fio.lat"); cl=$(mean <"$out/cb.lat")
-  printf '%-22s %12s %12s %8s %12s %12s %8s\n' "$name" "$fi" "$ci" "$(ratio "$ci" "$fi")" "$fl" "$cl" "$(ratio "$cl" "$fl")"
+  printf '%-22s %12s %12s %8s %12s %12s %8s  %s\n' "$name" "$fi" "$ci" "$(ratio "$ci" "$fi")" "$fl" "$cl" "$(ratio "$cl" "$fl")" \
+    "$(pairs "$out/cb.iops" "$out/fio.iops")"
 done
