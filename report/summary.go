@@ -87,10 +87,16 @@ func errorList(errs map[string]int64) string {
 }
 
 // Table prints one row per step and op kind: the figures people copy into
-// their reports.
+// their reports. An interrupted step's name ends in "*".
 func Table(w io.Writer, results []*result.Result) {
+	// tabwriter right-aligns every column; padding the names by hand keeps
+	// them left-aligned.
+	width := len("STEP")
+	for _, r := range results {
+		width = max(width, len(r.Name)+1)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "STEP\tOP\tBS\tIOPS\tMiB/s\tAVG LAT\tP50\tP99\tP99.9\tERRORS\t")
+	fmt.Fprintf(tw, "%-*s\tOP\tBS\tIOPS\tMiB/s\tAVG LAT\tP50\tP99\tP99.9\tERRORS\t\n", width, "STEP")
 	for _, r := range results {
 		name := r.Name
 		if r.Interrupted {
@@ -99,7 +105,7 @@ func Table(w io.Writer, results []*result.Result) {
 		for _, kind := range r.Kinds() {
 			s := r.Ops[kind]
 			l := s.Latency
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", name, kind, r.Spec.BlockSize,
+			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", width, name, kind, r.Spec.BlockSize,
 				IOPS(s.IOPS.Mean), MiBps(s.BandwidthBps.Mean), Latency(l.MeanNs),
 				Latency(float64(l.Percentiles.At(50))), Latency(float64(l.Percentiles.At(99))),
 				Latency(float64(l.Percentiles.At(99.9))), s.Errors)

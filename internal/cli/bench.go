@@ -111,13 +111,11 @@ func newBenchCmd(env Env) *cobra.Command {
 			if st.save == "" {
 				st.save = filepath.Join(results, time.Now().Format("20060102-150405")+"-"+name+".json")
 			}
-			var so stepOutput
 			text := env.Stdout
 			if format == "json" {
 				text = env.Stderr
-			} else {
-				so.summary = env.Stdout
 			}
+			so := stepOutput{summary: text}
 			if !quiet {
 				so.progress = text
 			}

@@ -135,9 +135,6 @@ func runQuick(ctx context.Context, env Env, dir string, dur spec.Duration, forma
 	var stepErr error
 	for i, st := range steps {
 		st.save = filepath.Join(runDir, fmt.Sprintf("%02d-%s.json", i+1, st.name))
-		if i == len(steps)-1 {
-			st.w.Keep = fileWasThere // the last file step removes the file it laid out
-		}
 		res, err := runStep(ctx, st, stepOutput{progress: progress, summary: text})
 		if res != nil {
 			done = append(done, res)
