@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/sysio"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -252,7 +253,7 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 		if err != nil {
 			return err
 		}
-		err = pwriteFull(fd, op.Buf, op.Offset)
+		err = sysio.PwriteFull(fd, op.Buf, op.Offset, false)
 		if cerr := unix.Close(fd); err == nil && cerr != nil {
 			err = cerr
 		}
@@ -265,7 +266,10 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	if err != nil {
 		return err
 	}
-	err = preadFull(fd, op.Buf, op.Offset)
+	err = sysio.PreadFull(fd, op.Buf, op.Offset, false)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
 	_ = unix.Close(fd) // a read-only descriptor has nothing to flush
 	if err != nil {
 		return &fs.PathError{Op: "read", Path: path, Err: err}
@@ -307,38 +311,6 @@ func wrapOpen(path string, err error) error {
 		return nil
 	}
 	return &fs.PathError{Op: "open", Path: path, Err: err}
-}
-
-func preadFull(fd int, buf []byte, off int64) error {
-	for len(buf) > 0 {
-		n, err := unix.Pread(fd, buf, off)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return err
-		case n == 0:
-			return io.ErrUnexpectedEOF
-		}
-		buf, off = buf[n:], off+int64(n)
-	}
-	return nil
-}
-
-func pwriteFull(fd int, buf []byte, off int64) error {
-	for len(buf) > 0 {
-		n, err := unix.Pwrite(fd, buf, off)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return err
-		case n == 0:
-			return io.ErrShortWrite
-		}
-		buf, off = buf[n:], off+int64(n)
-	}
-	return nil
 }
 
 // Close, with keep, records this session's objects in the metadata file

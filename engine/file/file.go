@@ -24,6 +24,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/devsafe"
+	"github.com/cephbench/cephbench/internal/sysio"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -39,9 +40,9 @@ const directAlign = 4096
 // once, after every Do has returned.
 type Session struct {
 	files    []*os.File
-	fds      []uintptr // the files' descriptors, for raw I/O
-	raw      bool      // every file is local: Do uses raw system calls
-	limit    int64     // bytes addressable in each file: the file size asked for
+	fds      []int // the files' descriptors, for raw I/O
+	raw      bool  // every file is local: Do uses raw system calls
+	limit    int64 // bytes addressable in each file: the file size asked for
 	geo      engine.Geometry
 	created  []string // removed at Close unless keep
 	keep     bool
@@ -55,7 +56,7 @@ var _ engine.Session = (*Session)(nil)
 // number of blocks; Alignment is set when I/O bypasses the page cache.
 func (s *Session) Geometry() engine.Geometry { return s.geo }
 
-// BlocksProcessor reports that Do uses raw system calls (see rawio.go), so
+// BlocksProcessor reports that Do uses raw system calls (see sysio), so
 // each op in flight needs a GOMAXPROCS slot of its own.
 func (s *Session) BlocksProcessor() bool { return s.raw }
 
@@ -63,7 +64,7 @@ func (s *Session) BlocksProcessor() bool { return s.raw }
 func (s *Session) useRawIO() {
 	s.raw = true
 	for _, f := range s.files {
-		s.fds = append(s.fds, f.Fd())
+		s.fds = append(s.fds, int(f.Fd()))
 		s.raw = s.raw && localIO(f)
 	}
 }
@@ -91,13 +92,13 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	}
 	switch {
 	case s.raw && op.Kind == engine.Read:
-		err := rawPread(s.fds[op.File], op.Buf, op.Offset)
+		err := sysio.PreadFull(s.fds[op.File], op.Buf, op.Offset, true)
 		if err == io.EOF {
 			return fmt.Errorf("%s: short read of %d bytes at offset %d: %w", f.Name(), len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
 		}
 		return err
 	case s.raw && op.Kind == engine.Write:
-		return rawPwrite(s.fds[op.File], op.Buf, op.Offset)
+		return sysio.PwriteFull(s.fds[op.File], op.Buf, op.Offset, true)
 	case op.Kind == engine.Read:
 		_, err := f.ReadAt(op.Buf, op.Offset)
 		if err == io.EOF {

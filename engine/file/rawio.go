@@ -1,22 +1,15 @@
 package file
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// Why raw system calls: a Go system call hands its scheduler processor (P)
-// to the runtime, and on a blocking 4K direct read the hand-off and the
-// monitor thread it wakes cost about a fifth of the IOPS a C thread gets
-// (measured against fio's psync engine on 2 cores). A raw call keeps the
-// P, as a C thread keeps its CPU; the runner gives each op in flight its
-// own P. The price is that a P stays blocked while the kernel holds the
-// I/O, which is short on a local disk but can be minutes on a network
+// Raw system calls (see internal/sysio) block a Go processor while the
+// kernel holds the I/O: short on a local disk, but minutes on a network
 // filesystem or an RBD device whose OSD died, so those keep ordinary calls.
 
 // Filesystems whose I/O can block for as long as a remote server takes.
@@ -80,38 +73,4 @@ func itoa(n uint32) string {
 			return string(b[i:])
 		}
 	}
-}
-
-// rawPread reads len(buf) bytes at off without releasing the P.
-func rawPread(fd uintptr, buf []byte, off int64) error {
-	for len(buf) > 0 {
-		n, _, e := unix.RawSyscall6(unix.SYS_PREAD64, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), uintptr(off), 0, 0)
-		switch {
-		case e == unix.EINTR:
-			continue
-		case e != 0:
-			return e
-		case n == 0:
-			return io.EOF
-		}
-		buf, off = buf[n:], off+int64(n)
-	}
-	return nil
-}
-
-// rawPwrite writes buf at off without releasing the P.
-func rawPwrite(fd uintptr, buf []byte, off int64) error {
-	for len(buf) > 0 {
-		n, _, e := unix.RawSyscall6(unix.SYS_PWRITE64, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), uintptr(off), 0, 0)
-		switch {
-		case e == unix.EINTR:
-			continue
-		case e != 0:
-			return e
-		case n == 0:
-			return io.ErrShortWrite
-		}
-		buf, off = buf[n:], off+int64(n)
-	}
-	return nil
 }
