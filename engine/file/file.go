@@ -60,9 +60,14 @@ func (s *Session) Geometry() engine.Geometry { return s.geo }
 // each op in flight needs a GOMAXPROCS slot of its own.
 func (s *Session) BlocksProcessor() bool { return s.raw }
 
-// useRawIO switches Do to raw system calls when every file is local.
-func (s *Session) useRawIO() {
-	s.raw = true
+// maxRawSlots bounds the ops in flight that get a processor each: past it,
+// the runtime's per-processor cost (caches, GC workers) outweighs the gain.
+const maxRawSlots = 256
+
+// useRawIO switches Do to raw system calls when every file is local and
+// the workload's ops in flight are few enough to have a processor each.
+func (s *Session) useRawIO(w *spec.Workload) {
+	s.raw = w.Workers*w.QueueDepth <= maxRawSlots
 	for _, f := range s.files {
 		s.fds = append(s.fds, int(f.Fd()))
 		s.raw = s.raw && localIO(f)
@@ -238,7 +243,7 @@ func openDevice(w *spec.Workload, path string) (*Session, error) {
 	if w.Direct && !fellBack {
 		s.geo.Alignment = max(directAlign, sector)
 	}
-	s.useRawIO()
+	s.useRawIO(w)
 	return s, nil
 }
 

@@ -597,4 +597,12 @@ func TestLocalFilesUseRawIO(t *testing.T) {
 	if err := workload.Check(op); err != nil {
 		t.Errorf("raw read returned the wrong block: %v", err)
 	}
+	many := mustOpen(t, newWorkload(t, filepath.Join(t.TempDir(), "g"), func(w *spec.Workload) {
+		readOnly(w)
+		w.Workers, w.QueueDepth = 16, 32
+	}))
+	defer many.Close(context.Background())
+	if many.BlocksProcessor() {
+		t.Error("512 ops in flight would each hold a processor")
+	}
 }

@@ -138,7 +138,7 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 	if w.Direct && !s.fallback {
 		s.geo.Alignment = directAlign
 	}
-	s.useRawIO()
+	s.useRawIO(w)
 	return s, nil
 }
 
