@@ -199,7 +199,11 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 	now := engine.Now()
 	measured := max(now-r.rampEnd, 0)
-	col.Tick(measured)
+	if last := col.Tick(measured); opts.Progress != nil && last.Dur >= interval.Seconds()/2 {
+		// The final interval, cut short by the bound, gets its row too
+		// when it is long enough for its rates to mean something.
+		opts.Progress(r.tick(last))
+	}
 	out.End = time.Now()
 	out.Elapsed = measured
 	out.CPU = metrics.CPUSince(user0, sys0, now-r.t0)
@@ -258,14 +262,19 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 		sec := col.Tick(next - r.rampEnd)
 		next += interval
 		if progress != nil {
-			var started, finished int64
-			for _, wk := range r.workers {
-				started += wk.started.Load()
-				finished += wk.finished.Load()
-			}
-			progress(Tick{Second: sec, Started: started, Finished: finished, InFlight: started - finished})
+			progress(r.tick(sec))
 		}
 	}
+}
+
+// tick adds the op counts to a closed interval, for the progress callback.
+func (r *run) tick(sec metrics.Second) Tick {
+	var started, finished int64
+	for _, wk := range r.workers {
+		started += wk.started.Load()
+		finished += wk.finished.Load()
+	}
+	return Tick{Second: sec, Started: started, Finished: finished, InFlight: started - finished}
 }
 
 // drainGrace is how long an interrupted run waits for ops in flight (a
