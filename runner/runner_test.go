@@ -76,7 +76,7 @@ func (q *fakeQueue) Submit(op *engine.Op) error {
 
 func (q *fakeQueue) Reap(ctx context.Context, min int, done []*engine.Op) (int, error) {
 	n := copy(done, q.done)
-	q.done = q.done[n:]
+	q.done = append(q.done[:0], q.done[n:]...)
 	return n, nil
 }
 
