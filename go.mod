@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/ceph/go-ceph v0.34.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 )

@@ -136,6 +136,19 @@ type ProcessorBound interface {
 	BlocksProcessor() bool
 }
 
+// Payload is implemented by a session whose target dictates the data ops
+// carry (rados bench's objects, which Ceph's own tools verify). The runner
+// then fills every write and checks every verified read through it instead
+// of with cephbench's own pattern. Both methods are safe for concurrent
+// use.
+type Payload interface {
+	// FillWrite writes op's data into op.Buf.
+	FillWrite(op *Op)
+	// CheckRead returns an error wrapping ErrVerify if a completed read's
+	// data is not what the target's writer put there.
+	CheckRead(op *Op) error
+}
+
 // Engine opens sessions for the targets of one scheme.
 type Engine interface {
 	// Open validates the target against the workload and prepares it

@@ -34,6 +34,9 @@ type counts struct {
 	ops    int64
 	bytes  int64
 	errors int64
+	// The latency of the op that completed last, and when (on any
+	// monotonic clock): rados bench's "last lat" column.
+	lastEnd, lastLat time.Duration
 }
 
 // Recorder collects one worker's measurements. Its methods are safe for
@@ -46,8 +49,9 @@ type Recorder struct {
 }
 
 // Record adds one completed op of kind (an index into the collector's
-// kind names) that took latency and moved n bytes.
-func (r *Recorder) Record(kind int, latency time.Duration, n int64) {
+// kind names) that ended at end (monotonic), took latency and moved n
+// bytes.
+func (r *Recorder) Record(kind int, latency time.Duration, n int64, end time.Duration) {
 	v := int64(latency)
 	if v < lowestNs {
 		v = lowestNs
@@ -62,6 +66,9 @@ func (r *Recorder) Record(kind int, latency time.Duration, n int64) {
 	_ = c.hist.RecordValue(v) // cannot fail: v is clamped to the range
 	c.ops++
 	c.bytes += n
+	if end >= c.lastEnd {
+		c.lastEnd, c.lastLat = end, latency
+	}
 	r.mu.Unlock()
 }
 
@@ -120,6 +127,8 @@ type KindSecond struct {
 	MeanNs      float64     `json:"mean_ns"`
 	MaxNs       int64       `json:"max_ns"`
 	Percentiles Percentiles `json:"percentiles_ns"`
+	// LastNs is the latency of the op that completed last in the interval.
+	LastNs int64 `json:"last_ns"`
 }
 
 // Second is one interval of the series, normally one second long.
@@ -153,6 +162,9 @@ func (c *Collector) Tick(elapsed time.Duration) Second {
 			ops[k].ops += rc.ops
 			ops[k].bytes += rc.bytes
 			ops[k].errors += rc.errors
+			if rc.ops > 0 && rc.lastEnd >= ops[k].lastEnd {
+				ops[k].lastEnd, ops[k].lastLat = rc.lastEnd, rc.lastLat
+			}
 			rc.ops, rc.bytes, rc.errors = 0, 0, 0
 		}
 		for class, n := range r.errors {
@@ -173,7 +185,7 @@ func (c *Collector) Tick(elapsed time.Duration) Second {
 		if ops[k].ops == 0 && ops[k].errors == 0 && t.ops == 0 && t.errors == 0 {
 			continue // a kind this run does not do
 		}
-		ks := KindSecond{Ops: ops[k].ops, Bytes: ops[k].bytes, Errors: ops[k].errors}
+		ks := KindSecond{Ops: ops[k].ops, Bytes: ops[k].bytes, Errors: ops[k].errors, LastNs: int64(ops[k].lastLat)}
 		if h.TotalCount() > 0 {
 			ks.MeanNs = h.Mean()
 			ks.MaxNs = h.Max()

@@ -18,7 +18,7 @@ func TestMergedPercentilesEqualOneHistogram(t *testing.T) {
 	for sec := 1; sec <= 3; sec++ {
 		for i := 0; i < 5000; i++ {
 			v := time.Duration(r.ExpFloat64() * float64(time.Millisecond) * float64(1+i%3))
-			recs[i%3].Record(0, v, 4096)
+			recs[i%3].Record(0, v, 4096, time.Duration(i))
 			if err := all.RecordValue(max(int64(v), 1)); err != nil {
 				t.Fatal(err)
 			}
@@ -63,12 +63,12 @@ func TestSummaryRates(t *testing.T) {
 	r := c.NewRecorder()
 	for sec, n := range []int{100, 300, 200} {
 		for range n {
-			r.Record(0, time.Millisecond, 1<<20)
+			r.Record(0, time.Millisecond, 1<<20, 0)
 		}
 		c.Tick(time.Duration(sec+1) * time.Second)
 	}
 	for range 7 { // a final 0.2s interval: counted in the totals, not the spread
-		r.Record(0, time.Millisecond, 1<<20)
+		r.Record(0, time.Millisecond, 1<<20, 0)
 	}
 	c.Tick(3200 * time.Millisecond)
 	s := c.Summary(0, 3200*time.Millisecond)
@@ -101,6 +101,17 @@ func BenchmarkRecord(b *testing.B) {
 	r := c.NewRecorder()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		r.Record(0, time.Duration(i&0xffff), 4096)
+		r.Record(0, time.Duration(i&0xffff), 4096, time.Duration(i))
+	}
+}
+
+func TestLastLatencyIsTheLatestCompletion(t *testing.T) {
+	c := NewCollector([]string{"write"})
+	a, b := c.NewRecorder(), c.NewRecorder()
+	a.Record(0, 5*time.Millisecond, 1, 300)
+	b.Record(0, 7*time.Millisecond, 1, 200)
+	b.Record(0, 9*time.Millisecond, 1, 100) // completed earlier, recorded later
+	if got := c.Tick(time.Second).Kinds["write"].LastNs; got != int64(5*time.Millisecond) {
+		t.Errorf("last latency %v; want the op that completed last (5ms)", time.Duration(got))
 	}
 }

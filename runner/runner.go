@@ -82,6 +82,7 @@ const lateThreshold = time.Millisecond
 type run struct {
 	w       *spec.Workload
 	sess    engine.Session
+	payload engine.Payload // nil: cephbench's own data (package workload)
 	ctx     context.Context
 	verify  bool
 	t0      time.Duration // engine.Now at start
@@ -136,6 +137,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 
 	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && w.Reads()}
+	r.payload, _ = sess.(engine.Payload)
 	if w.RateIOPS > 0 {
 		r.pacer = pace.Constant{Rate: w.RateIOPS}
 	}
@@ -345,7 +347,11 @@ func (r *run) next(wk *worker, op *engine.Op) bool {
 		r.stop(StopExhausted)
 		return false
 	}
-	if op.Kind == engine.Write {
+	switch {
+	case op.Kind != engine.Write:
+	case r.payload != nil:
+		r.payload.FillWrite(op)
+	default:
 		workload.Stamp(op)
 	}
 	return true
@@ -358,7 +364,11 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 		return
 	}
 	if err == nil && r.verify && op.Kind == engine.Read {
-		err = workload.Check(op)
+		if r.payload != nil {
+			err = r.payload.CheckRead(op)
+		} else {
+			err = workload.Check(op)
+		}
 	}
 	if err != nil {
 		if r.ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -371,7 +381,7 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 	if end == 0 {
 		end = engine.Now()
 	}
-	wk.rec.Record(int(op.Kind), end-start, int64(len(op.Buf)))
+	wk.rec.Record(int(op.Kind), end-start, int64(len(op.Buf)), end)
 }
 
 // syncLoop is one in-flight slot of a worker on a synchronous session.

@@ -321,3 +321,34 @@ func TestProcessorBoundSessionsGetAProcessorPerSlot(t *testing.T) {
 		t.Errorf("GOMAXPROCS after the run = %d; want it restored to %d", after, before)
 	}
 }
+
+// payloadSession writes and checks its own data format.
+type payloadSession struct {
+	fakeSession
+	filled, checked atomic.Int64
+}
+
+func (p *payloadSession) FillWrite(op *engine.Op) { p.filled.Add(1); op.Buf[0] = 'P' }
+
+func (p *payloadSession) CheckRead(op *engine.Op) error {
+	p.checked.Add(1)
+	if op.Buf[0] != 'P' {
+		return engine.ErrVerify
+	}
+	return nil
+}
+
+func TestSessionPayloadReplacesTheDefaultData(t *testing.T) {
+	s := &payloadSession{fakeSession: fakeSession{data: map[int64][]byte{}}}
+	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+		w.TotalOps, w.Verify, w.Workers, w.QueueDepth = 400, true, 1, 1
+		w.Pattern = spec.Sequential // block 0.. written before it is read
+	}))
+	reads, _, _ := o.Collector.Totals(int(engine.Read))
+	if s.filled.Load() == 0 || s.checked.Load() == 0 || s.filled.Load()+s.checked.Load() != 400 {
+		t.Errorf("filled %d, checked %d of 400 ops", s.filled.Load(), s.checked.Load())
+	}
+	if reads == 0 {
+		t.Errorf("no read passed the session's own check: errors %v", o.Collector.Errors())
+	}
+}

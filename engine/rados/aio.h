@@ -1,0 +1,22 @@
+/* A librados aio queue whose completions are timestamped in the callback
+ * and handed back in batches, so one Go goroutine keeps a whole queue
+ * depth in flight without an OS thread per op. */
+#ifndef CEPHBENCH_RADOS_AIO_H
+#define CEPHBENCH_RADOS_AIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <rados/librados.h>
+
+#define CBQ_OID_MAX 256
+
+typedef struct cbq cbq;
+
+cbq *cbq_new(rados_ioctx_t io, int depth);
+void cbq_free(cbq *q);
+char *cbq_oid(cbq *q, int slot);
+int cbq_submit(cbq *q, int slot, int write, char *buf, size_t len, uint64_t off);
+int cbq_reap(cbq *q, int min, int max, int *slots, int *rets, int64_t *end_ns, int timeout_ms);
+int64_t cbq_now(void);
+
+#endif

@@ -1,0 +1,126 @@
+//go:build ceph
+
+package rados
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/ceph/go-ceph/rados"
+
+	"github.com/cephbench/cephbench/internal/radosbench"
+)
+
+var errNoMetadata = errors.New("no benchmark metadata")
+
+func metadataName(runName string) string {
+	if runName == "" {
+		return radosbench.MetadataObject
+	}
+	return runName
+}
+
+// ReadMetadata reads the metadata object of runName ("" for rados bench's
+// default); errNoMetadata means there is none.
+func ReadMetadata(ioctx *rados.IOContext, runName string) (radosbench.Metadata, error) {
+	buf := make([]byte, 64)
+	n, err := ioctx.Read(metadataName(runName), buf, 0)
+	switch {
+	case errors.Is(err, rados.ErrNotFound), err == nil && n == 0:
+		return radosbench.Metadata{}, errNoMetadata
+	case err != nil:
+		return radosbench.Metadata{}, fmt.Errorf("reading %s: %w", metadataName(runName), err)
+	}
+	return radosbench.DecodeMetadata(buf[:n])
+}
+
+// removeObjects removes objects 0..count-1 of prefix, a few at a time.
+// Missing objects are not an error.
+func removeObjects(ctx context.Context, ioctx *rados.IOContext, prefix string, count int64) error {
+	const parallel = 16
+	next := make(chan int64)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range next {
+				err := ioctx.Delete(radosbench.ObjectName(prefix, n))
+				if err != nil && !errors.Is(err, rados.ErrNotFound) {
+					mu.Lock()
+					first = errors.Join(first, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for n := int64(0); n < count && ctx.Err() == nil; n++ {
+		next <- n
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(first, ctx.Err())
+}
+
+// CleanupResult says what Cleanup removed.
+type CleanupResult struct {
+	Removed int64
+	Prefix  string
+}
+
+// Cleanup removes benchmark objects as `rados cleanup` does: those of the
+// write recorded in runName's metadata object, and that metadata object; or,
+// with a prefix, every object whose name starts with it. A prefix that
+// does not start with "benchmark_data" is refused, so cleanup can never
+// remove data a benchmark did not write.
+func Cleanup(ctx context.Context, ioctx *rados.IOContext, runName, prefix string) (CleanupResult, error) {
+	if prefix != "" {
+		if !strings.HasPrefix(prefix, radosbench.Prefix) {
+			return CleanupResult{}, fmt.Errorf("refusing to remove objects with prefix %q: only %s* objects are benchmark objects", prefix, radosbench.Prefix)
+		}
+		return cleanupPrefix(ctx, ioctx, prefix)
+	}
+	m, err := ReadMetadata(ioctx, runName)
+	if err != nil {
+		if errors.Is(err, errNoMetadata) {
+			return CleanupResult{}, fmt.Errorf("no %s object: nothing recorded to clean up (use --prefix %s to remove by name)", metadataName(runName), radosbench.Prefix)
+		}
+		return CleanupResult{}, err
+	}
+	p := radosbench.ObjectPrefix(m.PID)
+	if err := removeObjects(ctx, ioctx, p, m.Objects()); err != nil {
+		return CleanupResult{}, err
+	}
+	if err := ioctx.Delete(metadataName(runName)); err != nil && !errors.Is(err, rados.ErrNotFound) {
+		return CleanupResult{}, err
+	}
+	return CleanupResult{Removed: m.Objects(), Prefix: p}, nil
+}
+
+func cleanupPrefix(ctx context.Context, ioctx *rados.IOContext, prefix string) (CleanupResult, error) {
+	var names []string
+	err := ioctx.ListObjects(func(oid string) {
+		if strings.HasPrefix(oid, prefix) {
+			names = append(names, oid)
+		}
+	})
+	if err != nil {
+		return CleanupResult{}, fmt.Errorf("listing objects: %w", err)
+	}
+	var removed int64
+	for _, n := range names {
+		if ctx.Err() != nil {
+			return CleanupResult{Removed: removed, Prefix: prefix}, ctx.Err()
+		}
+		if err := ioctx.Delete(n); err != nil && !errors.Is(err, rados.ErrNotFound) {
+			return CleanupResult{Removed: removed, Prefix: prefix}, err
+		}
+		removed++
+	}
+	return CleanupResult{Removed: removed, Prefix: prefix}, nil
+}

@@ -1,0 +1,182 @@
+//go:build ceph
+
+package rados
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ceph/go-ceph/rados"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/radosbench"
+	"github.com/cephbench/cephbench/spec"
+)
+
+func init() { engine.Register("rados", engine.Func(open)) }
+
+// Session is an open pool. Do, Geometry, NewQueue, FillWrite and CheckRead
+// are safe for concurrent use; Close is called once, after every op and
+// queue has finished.
+type Session struct {
+	conn    *rados.Conn
+	ioctx   *rados.IOContext
+	target  Target
+	prefix  string // object names: prefix + "_object" + N
+	pid     int
+	writes  bool
+	keep    bool
+	objSize int64
+	opSize  int64
+	geo     engine.Geometry
+
+	// written is one past the highest op number written, which is what
+	// the metadata records and what cleanup removes.
+	written atomic.Int64
+	queues  sync.WaitGroup
+}
+
+var (
+	_ engine.AsyncSession = (*Session)(nil)
+	_ engine.Payload      = (*Session)(nil)
+)
+
+func open(ctx context.Context, w *spec.Workload) (engine.Session, error) {
+	s, err := Open(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Open connects, checks that the pool exists and, for a workload that
+// reads, finds the objects of the last write through its metadata object.
+// A missing pool, or a read with nothing written, is an *engine.UsageError.
+func Open(_ context.Context, w *spec.Workload) (*Session, error) {
+	t, err := ParseTarget(w.Target.Location)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := Connect(t, w.OpTimeout.D())
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{conn: conn, target: t, pid: os.Getpid(), writes: w.Writes(), keep: w.Keep,
+		objSize: int64(w.EffectiveObjectSize()), opSize: int64(w.BlockSize)}
+	fail := func(err error) (*Session, error) {
+		if s.ioctx != nil {
+			s.ioctx.Destroy()
+		}
+		conn.Shutdown()
+		return nil, err
+	}
+	if _, err := conn.GetPoolByName(t.Pool); err != nil {
+		return fail(engine.Usagef("pool %q does not exist", t.Pool))
+	}
+	if s.ioctx, err = conn.OpenIOContext(t.Pool); err != nil {
+		return fail(fmt.Errorf("opening pool %s: %w", t.Pool, err))
+	}
+	s.prefix = radosbench.ObjectPrefix(s.pid)
+	s.geo = engine.Geometry{Layout: engine.Objects}
+	if w.Reads() {
+		m, err := ReadMetadata(s.ioctx, t.RunName)
+		switch {
+		case errors.Is(err, errNoMetadata) && !w.Writes():
+			return fail(engine.Usagef("no benchmark objects to read in pool %s: run a write with --no-cleanup first", t.Pool))
+		case errors.Is(err, errNoMetadata):
+		case err != nil:
+			return fail(err)
+		default:
+			if int64(w.BlockSize) > m.ObjectSize {
+				return fail(engine.Usagef("the objects in pool %s are %s, smaller than the block size %s",
+					t.Pool, spec.Size(m.ObjectSize), w.BlockSize))
+			}
+			s.pid, s.prefix = m.PID, radosbench.ObjectPrefix(m.PID)
+			s.objSize, s.opSize = m.ObjectSize, m.OpSize
+			s.geo.ObjectCount, s.geo.ObjectSize = m.Objects(), m.ObjectSize
+		}
+	}
+	return s, nil
+}
+
+// Prefix is the name prefix of the objects this session reads or writes.
+func (s *Session) Prefix() string { return s.prefix }
+
+// Geometry returns the Objects layout; ObjectCount and ObjectSize are
+// those of the last write when the workload reads.
+func (s *Session) Geometry() engine.Geometry { return s.geo }
+
+// opNumber is an op's number in rados bench's numbering: the op that
+// wrote this part of this object.
+func (s *Session) opNumber(op *engine.Op) int64 {
+	return op.Object*max(s.objSize/s.opSize, 1) + op.Offset/s.opSize
+}
+
+// FillWrite fills op.Buf with the data rados bench writes for this op.
+func (s *Session) FillWrite(op *engine.Op) { radosbench.Fill(op.Buf, s.opNumber(op)) }
+
+// CheckRead verifies a read as rados bench does.
+func (s *Session) CheckRead(op *engine.Op) error {
+	if !radosbench.Check(op.Buf, s.opNumber(op)) {
+		return fmt.Errorf("%w: %s is not correct", engine.ErrVerify, radosbench.ObjectName(s.prefix, op.Object))
+	}
+	return nil
+}
+
+func (s *Session) noteWrite(op *engine.Op) {
+	n := s.opNumber(op) + 1
+	for {
+		cur := s.written.Load()
+		if n <= cur || s.written.CompareAndSwap(cur, n) {
+			return
+		}
+	}
+}
+
+// Do executes op with a blocking librados call (one OS thread per op in
+// flight); the runner prefers NewQueue's aio.
+func (s *Session) Do(ctx context.Context, op *engine.Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	name := radosbench.ObjectName(s.prefix, op.Object)
+	if op.Kind == engine.Write {
+		if err := s.ioctx.Write(name, op.Buf, uint64(op.Offset)); err != nil {
+			return errnoOf(err)
+		}
+		s.noteWrite(op)
+		return nil
+	}
+	n, err := s.ioctx.Read(name, op.Buf, uint64(op.Offset))
+	if err != nil {
+		return errnoOf(err)
+	}
+	if n < len(op.Buf) {
+		return fmt.Errorf("%s: read %d of %d bytes at %d: %w", name, n, len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
+	}
+	return nil
+}
+
+// Close records the write in the metadata object when the workload keeps
+// its objects, or removes the objects this session wrote; then it
+// disconnects. It never removes objects it did not write.
+func (s *Session) Close(ctx context.Context) error {
+	s.queues.Wait()
+	var err error
+	if s.writes && s.written.Load() > 0 {
+		m := radosbench.Metadata{ObjectSize: s.objSize, Ops: s.written.Load(), PID: s.pid, OpSize: s.opSize}
+		if s.keep {
+			err = s.ioctx.WriteFull(metadataName(s.target.RunName), m.Encode())
+		} else {
+			err = removeObjects(ctx, s.ioctx, s.prefix, m.Objects())
+		}
+	}
+	s.ioctx.Destroy()
+	s.conn.Shutdown()
+	return err
+}
