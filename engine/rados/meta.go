@@ -11,6 +11,7 @@ import (
 
 	"github.com/ceph/go-ceph/rados"
 
+	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/radosbench"
 )
 
@@ -123,4 +124,49 @@ func cleanupPrefix(ctx context.Context, ioctx *rados.IOContext, prefix string) (
 		removed++
 	}
 	return CleanupResult{Removed: removed, Prefix: prefix}, nil
+}
+
+// LastWrite connects to t's cluster and returns the metadata of the last
+// write recorded under t's run name; nothing recorded is an
+// *engine.UsageError, as rados bench's "Must write data before running a
+// read benchmark!".
+func LastWrite(t Target) (radosbench.Metadata, error) {
+	conn, err := Connect(t, 0)
+	if err != nil {
+		return radosbench.Metadata{}, err
+	}
+	defer conn.Shutdown()
+	if _, err := conn.GetPoolByName(t.Pool); err != nil {
+		return radosbench.Metadata{}, engine.Usagef("pool %q does not exist", t.Pool)
+	}
+	ioctx, err := conn.OpenIOContext(t.Pool)
+	if err != nil {
+		return radosbench.Metadata{}, err
+	}
+	defer ioctx.Destroy()
+	m, err := ReadMetadata(ioctx, t.RunName)
+	if errors.Is(err, errNoMetadata) {
+		return m, engine.Usagef("no %s object in pool %s: write data (with --no-cleanup) before running a read benchmark", metadataName(t.RunName), t.Pool)
+	}
+	return m, err
+}
+
+// CleanupTarget connects to t's cluster and runs Cleanup on its pool,
+// returning how many objects it removed.
+func CleanupTarget(ctx context.Context, t Target, prefix string) (int64, error) {
+	conn, err := Connect(t, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Shutdown()
+	if _, err := conn.GetPoolByName(t.Pool); err != nil {
+		return 0, engine.Usagef("pool %q does not exist", t.Pool)
+	}
+	ioctx, err := conn.OpenIOContext(t.Pool)
+	if err != nil {
+		return 0, err
+	}
+	defer ioctx.Destroy()
+	res, err := Cleanup(ctx, ioctx, t.RunName, prefix)
+	return res.Removed, err
 }

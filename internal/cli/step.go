@@ -23,8 +23,12 @@ type step struct {
 
 // stepOutput says where a step's text goes.
 type stepOutput struct {
-	progress io.Writer // the per-second table; nil for none
+	progress io.Writer // the heading and per-second table; nil for none
 	summary  io.Writer // the summary; nil for none
+	// Front ends that print their own formats (rados bench) set opened
+	// instead: it sees the session before the run starts and returns what
+	// gets every second (or nil).
+	opened func(engine.Session) func(runner.Tick)
 }
 
 // runStep opens the target, runs the workload and closes the session (which
@@ -49,6 +53,11 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 		opts.Progress = p.Tick
 	} else if out.summary != nil {
 		report.Heading(out.summary, st.name, &st.w)
+	}
+	if out.opened != nil {
+		if tick := out.opened(sess); tick != nil {
+			opts.Progress = tick
+		}
 	}
 	outcome, runErr := runner.Run(ctx, sess, &st.w, opts)
 	// Clean up even when interrupted: the user's Ctrl-C must not leave

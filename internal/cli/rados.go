@@ -1,0 +1,230 @@
+//go:build ceph
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// cephFlags are the rados tool's connection options.
+type cephFlags struct {
+	pool, conf, id, name, keyring, cluster string
+}
+
+func (c *cephFlags) register(cmd *cobra.Command) {
+	fl := cmd.PersistentFlags()
+	fl.StringVarP(&c.pool, "pool", "p", "", "the pool")
+	fl.StringVarP(&c.conf, "conf", "c", "", "ceph.conf to read (default: CEPH_CONF, then /etc/ceph/ceph.conf)")
+	fl.StringVar(&c.id, "id", "", "client id, without \"client.\" (e.g. admin)")
+	fl.StringVarP(&c.name, "name", "n", "", "client name (e.g. client.admin)")
+	fl.StringVarP(&c.keyring, "keyring", "k", "", "keyring file")
+	fl.StringVar(&c.cluster, "cluster", "", "cluster name")
+}
+
+// target is the rados:// target of the flags, with runName as its
+// metadata object.
+func (c *cephFlags) target(runName string) (rados.Target, spec.Target, error) {
+	if c.pool == "" {
+		return rados.Target{}, spec.Target{}, usagef("no pool given: use -p POOL")
+	}
+	q := url.Values{}
+	for k, v := range map[string]string{"conf": c.conf, "id": c.id, "name": c.name, "keyring": c.keyring, "cluster": c.cluster, "run-name": runName} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	loc := c.pool
+	if len(q) > 0 {
+		loc += "?" + q.Encode()
+	}
+	t, err := rados.ParseTarget(loc)
+	if err != nil {
+		return rados.Target{}, spec.Target{}, err
+	}
+	return t, spec.Target{Scheme: "rados", Location: loc}, nil
+}
+
+func newRadosCmd(env Env) *cobra.Command {
+	var cf cephFlags
+	cmd := &cobra.Command{
+		Use:   "rados",
+		Short: "RADOS benchmarks that take rados' command lines: bench, cleanup",
+		Long: `The rados tool's benchmarks, natively: the same command lines, object names
+and metadata object, so Ceph's own "rados bench seq|rand" and "rados cleanup"
+read and remove what cephbench writes, and the other way round. Connection
+options as for the rados tool, plus CEPH_CONF and CEPH_ARGS.`,
+		Args: cobra.NoArgs,
+	}
+	cf.register(cmd)
+	cmd.AddCommand(newRadosBenchCmd(env, &cf), newRadosCleanupCmd(env, &cf))
+	return cmd
+}
+
+func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
+	var (
+		opSize     = spec.Size(4 << 20)
+		objectSize spec.Size
+		threads    int
+		noCleanup  bool
+		noVerify   bool
+		runName    string
+		maxObjects int64
+		format     string
+		results    string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench SECONDS write|seq|rand [-b SIZE] [-O SIZE] [-t N] [--no-cleanup]",
+		Short: "rados bench: write, then read sequentially or at random, with latency percentiles",
+		Example: `  cephbench rados bench -p rbd 60 write -t 16 --no-cleanup
+  cephbench rados bench -p rbd 60 seq -t 16
+  cephbench rados bench -p rbd 60 rand -t 16
+  cephbench rados -p rbd cleanup`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			secs, err := spec.ParseDuration(args[0])
+			if err != nil {
+				return usageErr(err)
+			}
+			mode := args[1]
+			if mode != "write" && mode != "seq" && mode != "rand" {
+				return usagef("invalid bench mode %q (want write, seq or rand)", mode)
+			}
+			if format != "plain" && format != "json" && format != "json-pretty" {
+				return usagef("invalid --format %q (want plain, json or json-pretty)", format)
+			}
+			if threads < 1 {
+				return usagef("invalid -t %d: at least 1", threads)
+			}
+			rt, target, err := cf.target(runName)
+			if err != nil {
+				return err
+			}
+			w := spec.Workload{
+				Target: target, Pattern: spec.Sequential, BlockSize: opSize, ObjectSize: objectSize,
+				Objects: maxObjects, Workers: 1, QueueDepth: threads, Duration: secs, Keep: noCleanup,
+				Verify: !noVerify,
+			}
+			if mode != "write" {
+				m, err := rados.LastWrite(rt)
+				if err != nil {
+					return err
+				}
+				w.ReadPercent, w.Keep, w.Objects = 100, true, 0
+				w.BlockSize, w.ObjectSize = spec.Size(m.OpSize), spec.Size(m.ObjectSize)
+				if mode == "rand" {
+					w.Pattern = spec.Random
+				} else {
+					w.TotalOps = m.Ops // seq reads every object once
+				}
+			}
+			if err := w.Validate(); err != nil {
+				return usageErr(err)
+			}
+			return radosBench(cmd.Context(), env, w, mode, format, results)
+		},
+	}
+	fl := cmd.Flags()
+	fl.VarP(&opSize, "block-size", "b", "size of each write or read (default 4M)")
+	fl.VarP(&objectSize, "object-size", "O", "object size (default: the block size)")
+	fl.IntVarP(&threads, "concurrent-ios", "t", 16, "ops in flight")
+	fl.BoolVar(&noCleanup, "no-cleanup", false, "keep the written objects (and the metadata object) for seq, rand and cleanup")
+	fl.BoolVar(&noVerify, "no-verify", false, "do not check the data read")
+	fl.StringVar(&runName, "run-name", "", "name of the metadata object (default benchmark_last_metadata)")
+	fl.Int64Var(&maxObjects, "max-objects", 0, "stop a write after this many objects")
+	fl.StringVarP(&format, "format", "f", "plain", "plain, json or json-pretty (rados bench's keys)")
+	fl.StringVar(&results, "results", "cephbench-results", "folder for cephbench's JSON result")
+	return cmd
+}
+
+func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, resultsDir string) error {
+	name := "rados-bench-" + mode
+	st := step{name: name, w: w, save: filepath.Join(resultsDir, time.Now().Format("20060102-150405")+"-"+name+".json")}
+	var prefix string
+	out := stepOutput{opened: func(s engine.Session) func(runner.Tick) {
+		if rs, ok := s.(*rados.Session); ok {
+			prefix = rs.Prefix()
+		}
+		if format != "plain" {
+			return nil
+		}
+		if mode == "write" {
+			fmt.Fprintf(env.Stdout, "Maintaining %d concurrent writes of %d bytes to objects of size %d for up to %d seconds or %d objects\n",
+				w.QueueDepth, int64(w.BlockSize), int64(w.EffectiveObjectSize()), int64(w.Duration.D().Seconds()), w.Objects)
+			fmt.Fprintf(env.Stdout, "Object prefix: %s\n", prefix)
+		}
+		return report.NewRadosProgress(env.Stdout, int64(w.BlockSize)).Tick
+	}}
+	res, err := runStep(ctx, st, out)
+	if err != nil {
+		return err
+	}
+	kind := "read"
+	if mode == "write" {
+		kind = "write"
+	}
+	switch format {
+	case "plain":
+		report.RadosSummary(env.Stdout, res, kind)
+		fmt.Fprintf(env.Stdout, "Result saved to:        %s\n", st.save)
+	default:
+		doc := report.RadosJSON(res, kind, w.QueueDepth, prefix)
+		var b []byte
+		if format == "json-pretty" {
+			b, err = json.MarshalIndent(doc, "", "    ")
+		} else {
+			b, err = json.Marshal(doc)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "%s\n", b)
+		fmt.Fprintf(env.Stderr, "result saved to %s\n", st.save)
+	}
+	if res.Interrupted {
+		return errInterrupted
+	}
+	return nil
+}
+
+
+func newRadosCleanupCmd(env Env, cf *cephFlags) *cobra.Command {
+	var runName, prefix string
+	cmd := &cobra.Command{
+		Use:   "cleanup [--run-name NAME] [--prefix benchmark_data...]",
+		Short: "remove the objects a bench wrote with --no-cleanup, and nothing else",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if prefix != "" && !strings.HasPrefix(prefix, "benchmark_data") {
+				return usagef("refusing prefix %q: only benchmark_data* objects are a benchmark's", prefix)
+			}
+			rt, _, err := cf.target(runName)
+			if err != nil {
+				return err
+			}
+			n, err := rados.CleanupTarget(cmd.Context(), rt, prefix)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "Removed %s objects\n", strconv.FormatInt(n, 10))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&runName, "run-name", "", "metadata object of the write to remove (default benchmark_last_metadata)")
+	cmd.Flags().StringVar(&prefix, "prefix", "", "remove every object whose name starts with this (must start with benchmark_data)")
+	return cmd
+}
