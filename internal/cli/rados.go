@@ -201,7 +201,6 @@ func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, res
 	return nil
 }
 
-
 func newRadosCleanupCmd(env Env, cf *cephFlags) *cobra.Command {
 	var runName, prefix string
 	cmd := &cobra.Command{
