@@ -38,9 +38,9 @@ func ReadMetadata(ioctx *rados.IOContext, runName string) (radosbench.Metadata, 
 	return radosbench.DecodeMetadata(buf[:n])
 }
 
-// removeObjects removes objects 0..count-1 of prefix, a few at a time.
+// removeObjects removes objects from..to-1 of prefix, a few at a time.
 // Missing objects are not an error.
-func removeObjects(ctx context.Context, ioctx *rados.IOContext, prefix string, count int64) error {
+func removeObjects(ctx context.Context, ioctx *rados.IOContext, prefix string, from, to int64) error {
 	const parallel = 16
 	next := make(chan int64)
 	var mu sync.Mutex
@@ -60,7 +60,7 @@ func removeObjects(ctx context.Context, ioctx *rados.IOContext, prefix string, c
 			}
 		}()
 	}
-	for n := int64(0); n < count && ctx.Err() == nil; n++ {
+	for n := from; n < to && ctx.Err() == nil; n++ {
 		next <- n
 	}
 	close(next)
@@ -94,7 +94,7 @@ func Cleanup(ctx context.Context, ioctx *rados.IOContext, runName, prefix string
 		return CleanupResult{}, err
 	}
 	p := radosbench.ObjectPrefix(m.PID)
-	if err := removeObjects(ctx, ioctx, p, m.Objects()); err != nil {
+	if err := removeObjects(ctx, ioctx, p, 0, m.Objects()); err != nil {
 		return CleanupResult{}, err
 	}
 	if err := ioctx.Delete(metadataName(runName)); err != nil && !errors.Is(err, rados.ErrNotFound) {

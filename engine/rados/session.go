@@ -36,9 +36,23 @@ type Session struct {
 	geo     engine.Geometry
 
 	// written is one past the highest op number written, which is what
-	// the metadata records and what cleanup removes.
-	written atomic.Int64
-	queues  sync.WaitGroup
+	// the metadata records; objects from createdFrom on are this
+	// session's, and the only ones its cleanup removes.
+	written     atomic.Int64
+	createdFrom int64
+	queues      sync.WaitGroup
+}
+
+// writerRuns counts this process's writing sessions.
+var writerRuns atomic.Int32
+
+// runID is the number that names a writing session's objects. rados bench
+// uses its pid; a process that writes more than once (a plan's steps)
+// adds a multiple of 2^22, above any Linux pid, so that its runs never
+// overwrite each other's objects. Ceph's tools read it back from the
+// metadata object like a pid.
+func runID() int {
+	return os.Getpid() + int(writerRuns.Add(1)-1)<<22
 }
 
 var (
@@ -66,7 +80,7 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{conn: conn, target: t, pid: os.Getpid(), writes: w.Writes(), keep: w.Keep,
+	s := &Session{conn: conn, target: t, writes: w.Writes(), keep: w.Keep,
 		objSize: int64(w.EffectiveObjectSize()), opSize: int64(w.BlockSize)}
 	fail := func(err error) (*Session, error) {
 		if s.ioctx != nil {
@@ -81,7 +95,6 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 	if s.ioctx, err = conn.OpenIOContext(t.Pool); err != nil {
 		return fail(fmt.Errorf("opening pool %s: %w", t.Pool, err))
 	}
-	s.prefix = radosbench.ObjectPrefix(s.pid)
 	s.geo = engine.Geometry{Layout: engine.Objects}
 	if w.Reads() {
 		m, err := ReadMetadata(s.ioctx, t.RunName)
@@ -96,11 +109,18 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 				return fail(engine.Usagef("the objects in pool %s are %s, smaller than the block size %s",
 					t.Pool, spec.Size(m.ObjectSize), w.BlockSize))
 			}
-			s.pid, s.prefix = m.PID, radosbench.ObjectPrefix(m.PID)
+			s.pid = m.PID
 			s.objSize, s.opSize = m.ObjectSize, m.OpSize
 			s.geo.ObjectCount, s.geo.ObjectSize = m.Objects(), m.ObjectSize
+			// Rewriting the last run's objects is not creating them.
+			s.createdFrom = m.Objects()
+			s.written.Store(m.Ops)
 		}
 	}
+	if s.pid == 0 {
+		s.pid = runID()
+	}
+	s.prefix = radosbench.ObjectPrefix(s.pid)
 	return s, nil
 }
 
@@ -173,7 +193,7 @@ func (s *Session) Close(ctx context.Context) error {
 		if s.keep {
 			err = s.ioctx.WriteFull(metadataName(s.target.RunName), m.Encode())
 		} else {
-			err = removeObjects(ctx, s.ioctx, s.prefix, m.Objects())
+			err = removeObjects(ctx, s.ioctx, s.prefix, s.createdFrom, m.Objects())
 		}
 	}
 	s.ioctx.Destroy()
