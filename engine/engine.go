@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -147,6 +148,12 @@ type Payload interface {
 	// CheckRead returns an error wrapping ErrVerify if a completed read's
 	// data is not what the target's writer put there.
 	CheckRead(op *Op) error
+}
+
+// ClusterReporter is implemented by sessions on a Ceph cluster: the runner's
+// caller records the cluster's state before and after each run.
+type ClusterReporter interface {
+	ClusterSnapshot() (*cluster.Snapshot, error)
 }
 
 // Engine opens sessions for the targets of one scheme.

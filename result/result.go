@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
@@ -39,6 +40,9 @@ type Result struct {
 	// Interrupted is true when the run was stopped by a signal or a
 	// failure before its bound: the figures cover what was measured.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Cluster is the Ceph cluster's state before and after the run, for
+	// targets on a cluster.
+	Cluster *cluster.Pair `json:"cluster,omitempty"`
 	// Notes are facts a reader needs to trust the figures (for example that
 	// O_DIRECT fell back to buffered I/O).
 	Notes []string `json:"notes,omitempty"`

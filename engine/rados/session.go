@@ -13,6 +13,7 @@ import (
 
 	"github.com/ceph/go-ceph/rados"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/radosbench"
 	"github.com/cephbench/cephbench/spec"
@@ -56,8 +57,9 @@ func runID() int {
 }
 
 var (
-	_ engine.AsyncSession = (*Session)(nil)
-	_ engine.Payload      = (*Session)(nil)
+	_ engine.AsyncSession    = (*Session)(nil)
+	_ engine.Payload         = (*Session)(nil)
+	_ engine.ClusterReporter = (*Session)(nil)
 )
 
 func open(ctx context.Context, w *spec.Workload) (engine.Session, error) {
@@ -123,6 +125,10 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 	s.prefix = radosbench.ObjectPrefix(s.pid)
 	return s, nil
 }
+
+// ClusterSnapshot records the cluster's state over the session's
+// connection.
+func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(s.conn) }
 
 // Prefix is the name prefix of the objects this session reads or writes.
 func (s *Session) Prefix() string { return s.prefix }

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
@@ -59,7 +61,19 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 			opts.Progress = tick
 		}
 	}
+	var state *cluster.Pair
+	var stateErr error
+	reporter, onCluster := sess.(engine.ClusterReporter)
+	if onCluster {
+		state = &cluster.Pair{}
+		state.Before, stateErr = reporter.ClusterSnapshot()
+	}
 	outcome, runErr := runner.Run(ctx, sess, &st.w, opts)
+	if onCluster {
+		var err error
+		state.After, err = reporter.ClusterSnapshot()
+		stateErr = errors.Join(stateErr, err)
+	}
 	// Clean up even when interrupted: the user's Ctrl-C must not leave
 	// our files behind.
 	closeErr := sess.Close(context.WithoutCancel(ctx))
@@ -69,6 +83,10 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 	res, err := result.New(st.name, &st.w, outcome, result.ThisHost())
 	if err != nil {
 		return nil, err
+	}
+	res.Cluster = state
+	if stateErr != nil {
+		res.Notes = append(res.Notes, "the cluster's state could not be read: "+oneLine(stateErr.Error()))
 	}
 	if df, ok := sess.(interface{ DirectFallback() bool }); ok && df.DirectFallback() {
 		res.Notes = append(res.Notes, "the filesystem refused O_DIRECT, so this step used buffered I/O (page cache)")

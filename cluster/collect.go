@@ -1,0 +1,39 @@
+//go:build ceph
+
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ceph/go-ceph/rados"
+)
+
+// Collect asks the monitors for the snapshot's commands over conn. It is
+// safe to call while I/O runs on the same connection.
+func Collect(conn *rados.Conn) (*Snapshot, error) {
+	var o Outputs
+	for _, c := range []struct {
+		out *[]byte
+		cmd map[string]string
+	}{
+		{&o.Status, map[string]string{"prefix": "status"}},
+		{&o.DF, map[string]string{"prefix": "df"}},
+		{&o.PoolsDetail, map[string]string{"prefix": "osd pool ls", "detail": "detail"}},
+		{&o.OSDTree, map[string]string{"prefix": "osd tree"}},
+		{&o.Versions, map[string]string{"prefix": "versions"}},
+	} {
+		c.cmd["format"] = "json"
+		args, err := json.Marshal(c.cmd)
+		if err != nil {
+			return nil, err
+		}
+		buf, info, err := conn.MonCommand(args)
+		if err != nil {
+			return nil, fmt.Errorf("ceph %s: %v %s", c.cmd["prefix"], err, info)
+		}
+		*c.out = buf
+	}
+	return Parse(o, time.Now())
+}
