@@ -192,7 +192,32 @@ func IsUsage(err error) bool {
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]Engine{}
+	cleaners   = map[string]Cleaner{}
 )
+
+// Cleaner removes what kept writes left at a target, as recorded by the
+// target's benchmark metadata (rados bench's benchmark_last_metadata or its
+// equivalent), and the metadata itself: never anything else.
+type Cleaner func(ctx context.Context, t spec.Target) error
+
+// RegisterCleaner sets the cleaner of a scheme's targets.
+func RegisterCleaner(scheme string, c Cleaner) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	cleaners[scheme] = c
+}
+
+// CleanKept runs the cleaner of t's scheme; schemes without one keep
+// nothing between sessions, so there is nothing to do.
+func CleanKept(ctx context.Context, t spec.Target) error {
+	registryMu.RLock()
+	c := cleaners[t.Scheme]
+	registryMu.RUnlock()
+	if c == nil {
+		return nil
+	}
+	return c(ctx, t)
+}
 
 // Register makes an engine available for a scheme. It panics on a duplicate
 // scheme, which is a programming error found at init.

@@ -48,6 +48,7 @@ func init() {
 		}
 		return s, nil
 	}))
+	engine.RegisterCleaner("dirobj", func(_ context.Context, t spec.Target) error { return Cleanup(t.Location) })
 }
 
 // Metadata describes the objects of the last kept write in a directory.

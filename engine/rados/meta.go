@@ -89,7 +89,7 @@ func Cleanup(ctx context.Context, ioctx *rados.IOContext, runName, prefix string
 	m, err := ReadMetadata(ioctx, runName)
 	if err != nil {
 		if errors.Is(err, errNoMetadata) {
-			return CleanupResult{}, fmt.Errorf("no %s object: nothing recorded to clean up (use --prefix %s to remove by name)", metadataName(runName), radosbench.Prefix)
+			return CleanupResult{}, fmt.Errorf("%w: no %s object records a write to clean up (use --prefix %s to remove by name)", errNoMetadata, metadataName(runName), radosbench.Prefix)
 		}
 		return CleanupResult{}, err
 	}

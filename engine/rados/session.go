@@ -19,7 +19,19 @@ import (
 	"github.com/cephbench/cephbench/spec"
 )
 
-func init() { engine.Register("rados", engine.Func(open)) }
+func init() {
+	engine.Register("rados", engine.Func(open))
+	engine.RegisterCleaner("rados", func(ctx context.Context, t spec.Target) error {
+		rt, err := ParseTarget(t.Location)
+		if err != nil {
+			return err
+		}
+		if _, err = CleanupTarget(ctx, rt, ""); errors.Is(err, errNoMetadata) {
+			return nil
+		}
+		return err
+	})
+}
 
 // Session is an open pool. Do, Geometry, NewQueue, FillWrite and CheckRead
 // are safe for concurrent use; Close is called once, after every op and

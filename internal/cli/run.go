@@ -8,12 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/cephbench/cephbench/engine/dirobj"
+	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
@@ -31,32 +32,44 @@ const (
 // directory target.
 const perWorkerFile = "cephbench.0.dat"
 
-// quickPlan is the built-in plan on a local directory: rados-bench style
-// object writes and reads, then 4K random I/O on a file, each step dur long.
-func quickPlan(dir string, dur spec.Duration, free uint64) []step {
-	objBudget := min(uint64(quickObjectBudget), free/4)
-	fileSize := min(uint64(quickFileSize), free/8) &^ (1<<20 - 1)
+// objectSteps are the plan's object steps on target: rados-bench style
+// 4M writes (16 in flight, rewriting at most budget bytes of objects so a
+// time-bound write keeps a bounded footprint), then verified sequential
+// and random reads of them. The write keeps its objects for the reads; the
+// plan removes them at the end.
+func objectSteps(target spec.Target, dur spec.Duration, budget uint64) []step {
 	objects := spec.Workload{
-		Target: spec.Target{Scheme: "dirobj", Location: dir}, BlockSize: 4 << 20,
-		Objects: int64(objBudget / (4 << 20)), Cycle: true, Workers: 16, QueueDepth: 1, Duration: dur, Keep: true,
-	}
-	file := spec.Workload{
-		Target: spec.Target{Scheme: "file", Location: dir}, BlockSize: 4 << 10,
-		FileSize: spec.Size(fileSize), Workers: 1, QueueDepth: 16, Duration: dur, Direct: true, Keep: true,
-	}
-	mk := func(name string, base spec.Workload, p spec.Pattern, reads int) step {
-		w := base
-		w.Name, w.Pattern, w.ReadPercent, w.Verify = name, p, reads, reads > 0
-		return step{name: name, w: w}
+		Target: target, BlockSize: 4 << 20,
+		Objects: max(int64(budget/(4<<20)), 1), Cycle: true, Workers: 16, QueueDepth: 1, Duration: dur, Keep: true,
 	}
 	return []step{
-		mk("objects-write-4M", objects, spec.Sequential, 0),
-		mk("objects-seq-read-4M", objects, spec.Sequential, 100),
-		mk("objects-rand-read-4M", objects, spec.Random, 100),
-		mk("file-randwrite-4K", file, spec.Random, 0),
-		mk("file-randread-4K", file, spec.Random, 100),
+		planStep("objects-write-4M", objects, spec.Sequential, 0),
+		planStep("objects-seq-read-4M", objects, spec.Sequential, 100),
+		planStep("objects-rand-read-4M", objects, spec.Random, 100),
 	}
 }
+
+// fileSteps are the plan's 4K random writes and reads of a file in dir,
+// with O_DIRECT, 16 in flight.
+func fileSteps(dir string, dur spec.Duration, size uint64) []step {
+	file := spec.Workload{
+		Target: spec.Target{Scheme: "file", Location: dir}, BlockSize: 4 << 10,
+		FileSize: spec.Size(size), Workers: 1, QueueDepth: 16, Duration: dur, Direct: true, Keep: true,
+	}
+	return []step{
+		planStep("file-randwrite-4K", file, spec.Random, 0),
+		planStep("file-randread-4K", file, spec.Random, 100),
+	}
+}
+
+func planStep(name string, base spec.Workload, p spec.Pattern, reads int) step {
+	w := base
+	w.Name, w.Pattern, w.ReadPercent, w.Verify = name, p, reads, reads > 0
+	return step{name: name, w: w}
+}
+
+// objectSchemes are the remote targets the plan runs its object steps on.
+var objectSchemes = map[string]bool{"rados": true}
 
 func newRunCmd(env Env) *cobra.Command {
 	var (
@@ -67,14 +80,17 @@ func newRunCmd(env Env) *cobra.Command {
 		quiet    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--target DIR] [--duration 10s]",
+		Use:   "run [--target DIR|rados://POOL] [--duration 10s]",
 		Short: "Run the built-in test plan (about a minute on a local directory)",
 		Long: `Run the built-in "quick" plan against a local directory (./cephbench-data by
 default, created if needed): 4M object writes, then sequential and random
 object reads (like rados bench write/seq/rand), then 4K random writes and
 reads of a file. Each step prints a per-second table and a summary; a table
 of all steps ends the run. Every result is saved as JSON under --results.
-Only the files the plan created are removed at the end.`,
+Only the files the plan created are removed at the end.
+
+With --target rados://POOL the plan runs its object steps on a RADOS pool
+(rados bench's objects, removed at the end).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" {
@@ -87,7 +103,7 @@ Only the files the plan created are removed at the end.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&target, "target", "cephbench-data", "directory to run the plan in")
+	fl.StringVar(&target, "target", "cephbench-data", "directory to run the plan in, or rados://POOL")
 	fl.Var(&duration, "duration", "measured time of each step: 10s, 1m, ...")
 	fl.StringVar(&format, "format", "text", "text, or json (only the JSON results on stdout; progress goes to stderr)")
 	fl.StringVar(&results, "results", "cephbench-results", "folder under which each run's results are saved")
@@ -95,7 +111,21 @@ Only the files the plan created are removed at the end.`,
 	return cmd
 }
 
-func runQuick(ctx context.Context, env Env, dir string, dur spec.Duration, format, resultsDir string, quiet bool) error {
+func runQuick(ctx context.Context, env Env, target string, dur spec.Duration, format, resultsDir string, quiet bool) error {
+	if strings.Contains(target, "://") {
+		t, err := spec.ParseTarget(target)
+		if err != nil {
+			return usageErr(err)
+		}
+		if !objectSchemes[t.Scheme] {
+			return usagef("the built-in plan runs on a local directory or on rados://POOL, not on %s://", t.Scheme)
+		}
+		steps := objectSteps(t, dur, quickObjectBudget)
+		return runPlan(ctx, env, target, steps, format, resultsDir, quiet, func() error {
+			return engine.CleanKept(context.WithoutCancel(ctx), t)
+		})
+	}
+	dir := target
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return usagef("--target %s is not a directory", dir)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -120,8 +150,26 @@ func runQuick(ctx context.Context, env Env, dir string, dur spec.Duration, forma
 	_, fileErr := os.Stat(filepath.Join(dir, perWorkerFile))
 	fileWasThere := fileErr == nil
 
+	objects := spec.Target{Scheme: "dirobj", Location: dir}
+	steps := append(objectSteps(objects, dur, min(uint64(quickObjectBudget), free/4)),
+		fileSteps(dir, dur, min(uint64(quickFileSize), free/8)&^(1<<20-1))...)
+	return runPlan(ctx, env, dir, steps, format, resultsDir, quiet, func() error {
+		err := engine.CleanKept(context.WithoutCancel(ctx), objects)
+		if !fileWasThere {
+			os.Remove(filepath.Join(dir, perWorkerFile))
+		}
+		if createdDir {
+			os.Remove(dir) // only if empty: never remove what others put there
+		}
+		return err
+	})
+}
+
+// runPlan runs steps in order, stopping at the first that fails or is
+// interrupted, then runs cleanup whatever happened, and reports every
+// finished step.
+func runPlan(ctx context.Context, env Env, where string, steps []step, format, resultsDir string, quiet bool, cleanup func() error) error {
 	runDir := filepath.Join(resultsDir, time.Now().Format("20060102-150405")+"-quick")
-	steps := quickPlan(dir, dur, free)
 	text, progress := env.Stdout, io.Writer(env.Stdout)
 	if format == "json" {
 		text, progress = env.Stderr, env.Stderr
@@ -129,7 +177,7 @@ func runQuick(ctx context.Context, env Env, dir string, dur spec.Duration, forma
 	if quiet {
 		progress = nil
 	}
-	fmt.Fprintf(text, "cephbench %s: built-in plan, %d steps of %s on %s\n\n", result.Version, len(steps), dur, dir)
+	fmt.Fprintf(text, "cephbench %s: built-in plan, %d steps of %s on %s\n\n", result.Version, len(steps), steps[0].w.Duration, where)
 
 	var done []*result.Result
 	var stepErr error
@@ -149,16 +197,8 @@ func runQuick(ctx context.Context, env Env, dir string, dur spec.Duration, forma
 			break
 		}
 	}
-
-	// Remove what the plan created, whatever happened above.
-	if err := dirobj.Cleanup(dir); err != nil {
-		fmt.Fprintf(env.Stderr, "cephbench: cleaning up objects in %s: %v\n", dir, err)
-	}
-	if !fileWasThere {
-		os.Remove(filepath.Join(dir, perWorkerFile))
-	}
-	if createdDir {
-		os.Remove(dir) // only if empty: never remove what others put there
+	if err := cleanup(); err != nil {
+		fmt.Fprintf(env.Stderr, "cephbench: cleaning up %s: %v\n", where, err)
 	}
 
 	if len(done) > 0 {
