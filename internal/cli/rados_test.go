@@ -1,0 +1,204 @@
+//go:build ceph
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/sandbox"
+)
+
+// cephPool makes a pool on the test run's cluster (scripts/test.sh starts
+// a sandbox and sets CEPH_CONF), removed when the test ends.
+func cephPool(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("CEPH_CONF") == "" {
+		t.Skip("no cluster: CEPH_CONF is unset (scripts/test.sh starts a sandbox cluster and sets it)")
+	}
+	pool := fmt.Sprintf("cbcli-%d", rand.Uint32())
+	ceph(t, "osd", "pool", "create", pool, "8")
+	ceph(t, "osd", "pool", "application", "enable", pool, "rados")
+	t.Cleanup(func() {
+		out, err := exec.Command("ceph", "osd", "pool", "rm", pool, pool, "--yes-i-really-really-mean-it").CombinedOutput()
+		if err != nil {
+			t.Errorf("removing pool %s: %v\n%s", pool, err, out)
+		}
+	})
+	return pool
+}
+
+func ceph(t *testing.T, args ...string) string {
+	t.Helper()
+	return tool(t, "ceph", args...)
+}
+
+func tool(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func poolObjects(t *testing.T, pool string) []string {
+	t.Helper()
+	return strings.Fields(tool(t, "rados", "-p", pool, "ls"))
+}
+
+func TestRadosBenchInteroperatesWithCephsRadosBench(t *testing.T) {
+	pool := cephPool(t)
+	results := t.TempDir()
+	tool(t, "rados", "-p", pool, "put", "precious", "/etc/hostname")
+
+	// cephbench writes; Ceph's rados bench reads and verifies; rados
+	// cleanup removes.
+	code, out, errOut := cephbench(t, context.Background(), "rados", "bench", "-p", pool, "2", "write", "-b", "64K", "-t", "8", "--no-cleanup", "--results", results)
+	if code != 0 {
+		t.Fatalf("write: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"Maintaining 8 concurrent writes of 65536 bytes to objects of size 65536", "Object prefix: benchmark_data_",
+		"sec Cur ops   started  finished  avg MB/s  cur MB/s last lat(s)  avg lat(s)", "Total writes made:", "Bandwidth (MB/sec):",
+		"Stddev Bandwidth:", "Average IOPS:", "Average Latency(s):", "Min latency(s):", "Latency percentiles(s): p50", "Result saved to:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rados bench write output lacks %q:\n%s", want, out)
+		}
+	}
+	written := len(poolObjects(t, pool)) - 2 // the foreign object and the metadata object
+	if written <= 0 {
+		t.Fatalf("the pool holds %v after a kept write", poolObjects(t, pool))
+	}
+	seq := tool(t, "rados", "bench", "-p", pool, "10", "seq", "-t", "8")
+	if strings.Contains(seq, "is not correct") || !strings.Contains(seq, fmt.Sprintf("Total reads made:     %d", written)) {
+		t.Errorf("Ceph's rados bench seq did not read cephbench's %d objects cleanly:\n%s", written, seq)
+	}
+	tool(t, "rados", "-p", pool, "cleanup")
+	if left := poolObjects(t, pool); len(left) != 1 || left[0] != "precious" {
+		t.Fatalf("after rados cleanup the pool holds %v; want only the foreign object", left)
+	}
+
+	// Ceph writes; cephbench reads and verifies (seq and rand); cephbench
+	// cleanup removes.
+	tool(t, "rados", "bench", "-p", pool, "2", "write", "-b", "64K", "-t", "8", "--no-cleanup")
+	cephWritten := len(poolObjects(t, pool)) - 2
+	code, out, errOut = cephbench(t, context.Background(), "rados", "bench", "-p", pool, "10", "seq", "-t", "8", "--results", results)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("Total reads made:     %d", cephWritten)) {
+		t.Errorf("seq over Ceph's %d objects: exit %d\n%s\n%s", cephWritten, code, out, errOut)
+	}
+	code, out, errOut = cephbench(t, context.Background(), "rados", "bench", "-p", pool, "1", "rand", "-t", "8", "--format", "json", "--results", results)
+	var doc map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc["total_reads_made"] == nil || doc["datas"] == nil {
+		t.Errorf("rand --format json: exit %d, not rados bench's JSON:\n%s\n%s", code, out, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*-rados-bench-rand.json"))
+	if len(files) != 1 {
+		t.Fatalf("rand saved %d results", len(files))
+	}
+	r, err := result.Load(files[0])
+	if err != nil || r.Ops["read"].Errors != 0 || r.Cluster == nil || r.Cluster.Before == nil || r.Cluster.After.OSDs.Up == 0 {
+		t.Errorf("rand result: verify errors or no cluster state: %+v, %v", r, err)
+	}
+	code, out, _ = cephbench(t, context.Background(), "rados", "-p", pool, "cleanup")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("Removed %d objects", cephWritten)) {
+		t.Errorf("cephbench rados cleanup: exit %d: %s", code, out)
+	}
+	if left := poolObjects(t, pool); len(left) != 1 || left[0] != "precious" {
+		t.Errorf("after cephbench cleanup the pool holds %v; want only the foreign object", left)
+	}
+}
+
+func TestRadosBenchWriteCleansUpByDefault(t *testing.T) {
+	pool := cephPool(t)
+	code, out, errOut := cephbench(t, context.Background(), "rados", "bench", "-p", pool, "1", "write", "-b", "4K", "-t", "16", "--results", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if left := poolObjects(t, pool); len(left) != 0 {
+		t.Errorf("a write without --no-cleanup left %d objects", len(left))
+	}
+}
+
+func TestRadosBenchBadInput(t *testing.T) {
+	pool := cephPool(t)
+	cases := map[string][]string{
+		"missing pool":     {"rados", "bench", "-p", "no-such-pool", "1", "write"},
+		"nothing to read":  {"rados", "bench", "-p", pool, "1", "seq"},
+		"bad mode":         {"rados", "bench", "-p", pool, "1", "scribble"},
+		"bad size":         {"rados", "bench", "-p", pool, "1", "write", "-b", "4Q"},
+		"no pool":          {"rados", "bench", "1", "write"},
+		"foreign prefix":   {"rados", "-p", pool, "cleanup", "--prefix", "rbd_data"},
+		"nothing recorded": {"rados", "-p", pool, "cleanup"},
+	}
+	for name, args := range cases {
+		code, out, errOut := cephbench(t, context.Background(), append(args, "--results", t.TempDir())...)
+		if name == "foreign prefix" || name == "nothing recorded" {
+			code, out, errOut = cephbench(t, context.Background(), args...)
+		}
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code == 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want a one-line error", name, code, out, errOut)
+		}
+		if name != "nothing recorded" && code != ExitUsage {
+			t.Errorf("%s: exit %d; want %d", name, code, ExitUsage)
+		}
+	}
+	if left := poolObjects(t, pool); len(left) != 0 {
+		t.Errorf("bad input left objects: %v", left)
+	}
+}
+
+// An OSD stopped in the middle of a write: the run still ends on time, and
+// its result shows the stall instead of hanging or hiding it.
+func TestRadosBenchSurvivesAStoppedOSD(t *testing.T) {
+	dir := os.Getenv("CEPHBENCH_SANDBOX")
+	if dir == "" {
+		t.Skip("no sandbox: CEPHBENCH_SANDBOX is unset (scripts/test.sh starts one)")
+	}
+	c, err := sandbox.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := cephPool(t)
+	ctx := context.Background()
+	stopped := make(chan error, 1)
+	time.AfterFunc(2*time.Second, func() { stopped <- c.StopOSD(ctx, 0) })
+	t.Cleanup(func() {
+		if err := c.StartOSD(ctx, 0); err != nil {
+			t.Errorf("restarting osd.0: %v", err)
+		}
+		if err := c.WaitHealthy(ctx); err != nil {
+			t.Errorf("the sandbox did not recover: %v", err)
+		}
+	})
+	results := t.TempDir()
+	begin := time.Now()
+	code, out, errOut := cephbench(t, ctx, "rados", "bench", "-p", pool, "8", "write", "-b", "4K", "-t", "16", "--results", results)
+	if err := <-stopped; err != nil {
+		t.Fatalf("stopping osd.0: %v", err)
+	}
+	if took := time.Since(begin); code != 0 || took > 90*time.Second {
+		t.Fatalf("exit %d after %v\n%s\n%s", code, took, out, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*.json"))
+	r, err := result.Load(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slowest int64
+	for _, s := range r.Series {
+		slowest = max(slowest, s.Kinds["write"].MaxNs)
+	}
+	if r.Ops["write"].Ops == 0 || slowest < int64(time.Second) {
+		t.Errorf("%d writes, slowest second's max latency %v: a stopped OSD must show as a stall", r.Ops["write"].Ops, time.Duration(slowest))
+	}
+}
