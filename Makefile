@@ -1,28 +1,35 @@
 # cephbench: `make` builds bin/cephbench; `make test` runs the whole suite.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/cephbench/cephbench/result.Version=$(VERSION)
+# The Ceph engines need librados-dev and friends (scripts/install-deps.sh).
+TAGS := ceph,pacific
 
-.PHONY: build test vet lint bench compare-fio memory-soak clean
+.PHONY: build test vet lint bench compare-fio compare-rados memory-soak clean
 
 build:
-	go build -ldflags "$(LDFLAGS)" -o bin/cephbench ./cmd/cephbench
+	go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/cephbench ./cmd/cephbench
 
 test:
 	scripts/test.sh
 
 vet:
 	@go vet ./...
+	@go vet -tags $(TAGS) ./...
 
 lint: vet
-	@go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	@go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags $(TAGS) ./...
 
 # Go benchmarks of the hot paths (recording, engines' per-op cost).
 bench:
-	go test -run '^$$' -bench . -benchmem ./...
+	go test -tags $(TAGS) -run '^$$' -bench . -benchmem ./...
 
 # cephbench against fio 3.33 on the same file and jobs; prints the ratios.
 compare-fio: build
 	bench/compare-fio.sh
+
+# cephbench rados bench against Ceph's rados bench on a sandbox cluster.
+compare-rados: build
+	CEPHBENCH=bin/cephbench bench/compare-rados.sh
 
 # RSS of a 10-minute queue-depth-64 run: start vs end.
 memory-soak: build

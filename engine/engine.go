@@ -143,7 +143,10 @@ type ProcessorBound interface {
 // of with cephbench's own pattern. Both methods are safe for concurrent
 // use.
 type Payload interface {
-	// FillWrite writes op's data into op.Buf.
+	// InitBuffer prepares a buffer once, when the runner allocates it, so
+	// that FillWrite only has to write what differs between ops.
+	InitBuffer(buf []byte)
+	// FillWrite writes op's data into op.Buf, which InitBuffer prepared.
 	FillWrite(op *Op)
 	// CheckRead returns an error wrapping ErrVerify if a completed read's
 	// data is not what the target's writer put there.

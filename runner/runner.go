@@ -386,7 +386,7 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 
 // syncLoop is one in-flight slot of a worker on a synchronous session.
 func (r *run) syncLoop(wk *worker, geo engine.Geometry) {
-	op := &engine.Op{Buf: newBuffer(int(r.w.BlockSize), geo.Alignment)}
+	op := &engine.Op{Buf: r.newBuffer(geo.Alignment)}
 	timer := newStoppedTimer()
 	for {
 		start, measured, ok := r.admit(timer)
@@ -425,7 +425,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, geo engine.Geometry) {
 	depth := r.w.QueueDepth
 	free := make([]*slot, 0, depth)
 	for range depth {
-		s := &slot{op: engine.Op{Buf: newBuffer(int(r.w.BlockSize), geo.Alignment)}}
+		s := &slot{op: engine.Op{Buf: r.newBuffer(geo.Alignment)}}
 		s.op.Tag = s
 		free = append(free, s)
 	}
@@ -490,9 +490,20 @@ func newStoppedTimer() *time.Timer {
 	return t
 }
 
-// newBuffer returns a buffer of n bytes filled with the write pattern, its
-// address aligned to align (for O_DIRECT) when align > 0.
-func newBuffer(n, align int) []byte {
+// newBuffer returns a block-sized buffer prepared for writes (the session's
+// payload or the default pattern), its address aligned to align (for
+// O_DIRECT) when align > 0.
+func (r *run) newBuffer(align int) []byte {
+	b := alignedBuffer(int(r.w.BlockSize), align)
+	if r.payload != nil {
+		r.payload.InitBuffer(b)
+	} else {
+		workload.Fill(b)
+	}
+	return b
+}
+
+func alignedBuffer(n, align int) []byte {
 	var b []byte
 	if align <= 1 {
 		b = make([]byte, n)
@@ -504,6 +515,5 @@ func newBuffer(n, align int) []byte {
 		}
 		b = raw[off : off+n : off+n]
 	}
-	workload.Fill(b)
 	return b
 }

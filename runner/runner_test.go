@@ -328,7 +328,15 @@ type payloadSession struct {
 	filled, checked atomic.Int64
 }
 
-func (p *payloadSession) FillWrite(op *engine.Op) { p.filled.Add(1); op.Buf[0] = 'P' }
+func (p *payloadSession) InitBuffer(buf []byte) { buf[1] = 'I' }
+
+func (p *payloadSession) FillWrite(op *engine.Op) {
+	p.filled.Add(1)
+	if op.Buf[1] != 'I' {
+		panic("FillWrite on a buffer InitBuffer did not prepare")
+	}
+	op.Buf[0] = 'P'
+}
 
 func (p *payloadSession) CheckRead(op *engine.Op) error {
 	p.checked.Add(1)

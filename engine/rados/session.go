@@ -155,8 +155,12 @@ func (s *Session) opNumber(op *engine.Op) int64 {
 	return op.Object*max(s.objSize/s.opSize, 1) + op.Offset/s.opSize
 }
 
-// FillWrite fills op.Buf with the data rados bench writes for this op.
-func (s *Session) FillWrite(op *engine.Op) { radosbench.Fill(op.Buf, s.opNumber(op)) }
+// InitBuffer fills a new buffer with rados bench's filler.
+func (s *Session) InitBuffer(buf []byte) { radosbench.Fill(buf, 0) }
+
+// FillWrite writes the text rados bench writes for this op into a buffer
+// InitBuffer filled.
+func (s *Session) FillWrite(op *engine.Op) { radosbench.Stamp(op.Buf, s.opNumber(op)) }
 
 // CheckRead verifies a read as rados bench does.
 func (s *Session) CheckRead(op *engine.Op) error {
