@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct {
 	cbq *q;
@@ -26,6 +28,10 @@ struct cbq {
 	int head;
 	int count;
 	cbq_slot *slots;
+	/* Signalled when the ring goes from empty to not empty, so a Go
+	 * goroutine can wait in the runtime's poller instead of blocking a
+	 * thread in a C call. */
+	int efd;
 };
 
 int64_t cbq_now(void)
@@ -48,6 +54,11 @@ static void cbq_complete(rados_completion_t c, void *arg)
 	s->ret = ret;
 	q->ring[(q->head + q->count) % q->depth] = s->index;
 	q->count++;
+	if (q->count == 1 && q->efd >= 0) {
+		uint64_t one = 1;
+		/* A full counter only means a wake-up is already pending. */
+		(void)!write(q->efd, &one, sizeof(one));
+	}
 	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&q->mu);
 }
@@ -60,6 +71,13 @@ cbq *cbq_new(rados_ioctx_t io, int depth)
 	q->ring = calloc(depth, sizeof(*q->ring));
 	q->slots = calloc(depth, sizeof(*q->slots));
 	if (!q->ring || !q->slots) {
+		free(q->ring);
+		free(q->slots);
+		free(q);
+		return NULL;
+	}
+	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->efd < 0) {
 		free(q->ring);
 		free(q->slots);
 		free(q);
@@ -80,6 +98,12 @@ cbq *cbq_new(rados_ioctx_t io, int depth)
 	return q;
 }
 
+int cbq_eventfd(cbq *q)
+{
+	return q->efd;
+}
+
+/* Frees the queue; the caller owns (and closes) the eventfd. */
 void cbq_free(cbq *q)
 {
 	pthread_mutex_destroy(&q->mu);

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -24,7 +25,7 @@ import (
 	"github.com/cephbench/cephbench/internal/radosbench"
 )
 
-// reapWait is how long one blocking reap waits in C before Go checks the
+// reapWait is how long Reap waits for a completion before it checks the
 // context again.
 const reapWait = 100 * time.Millisecond
 
@@ -43,6 +44,12 @@ type queue struct {
 	rets   []C.int
 	ends   []C.int64_t
 	closed bool
+
+	// ready becomes readable when completions arrive; Reap waits on it in
+	// the Go runtime's poller, so a waiting queue holds no thread and
+	// does not make the runtime hand its processor around on every op.
+	ready *os.File
+	tick  [8]byte
 }
 
 // NewQueue returns an aio queue of the given depth on the session's pool.
@@ -61,6 +68,7 @@ func (s *Session) NewQueue(depth int) (engine.Queue, error) {
 		slots: make([]C.int, depth), rets: make([]C.int, depth), ends: make([]C.int64_t, depth),
 	}
 	q.offset = engine.Now() - time.Duration(C.cbq_now())
+	q.ready = os.NewFile(uintptr(C.cbq_eventfd(cq)), "rados completions")
 	for i := depth - 1; i >= 0; i-- {
 		q.free = append(q.free, i)
 		q.oids[i] = unsafe.Slice((*byte)(unsafe.Pointer(C.cbq_oid(cq, C.int(i)))), C.CBQ_OID_MAX)
@@ -112,16 +120,11 @@ func (q *queue) Reap(ctx context.Context, least int, done []*engine.Op) (int, er
 	}
 	n := 0
 	for {
-		want := max(least-n, 0)
 		limit := min(len(done)-n, q.depth)
 		if limit <= 0 {
 			return n, nil
 		}
-		wait := 0
-		if want > 0 {
-			wait = int(reapWait / time.Millisecond)
-		}
-		got := int(C.cbq_reap(q.q, C.int(want), C.int(limit), &q.slots[0], &q.rets[0], &q.ends[0], C.int(wait)))
+		got := int(C.cbq_reap(q.q, 0, C.int(limit), &q.slots[0], &q.rets[0], &q.ends[0], 0))
 		for k := range got {
 			done[n] = q.complete(int(q.slots[k]), int(q.rets[k]), int64(q.ends[k]))
 			n++
@@ -132,7 +135,16 @@ func (q *queue) Reap(ctx context.Context, least int, done []*engine.Op) (int, er
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
+		if got == 0 {
+			q.wait()
+		}
 	}
+}
+
+// wait blocks until the ring may hold completions, or reapWait passes.
+func (q *queue) wait() {
+	_ = q.ready.SetReadDeadline(time.Now().Add(reapWait))
+	_, _ = q.ready.Read(q.tick[:]) // a timeout or a wake-up: both mean look again
 }
 
 func (q *queue) complete(slot, ret int, endNs int64) *engine.Op {
@@ -170,5 +182,5 @@ func (q *queue) Close() error {
 		}
 	}
 	C.cbq_free(q.q)
-	return nil
+	return q.ready.Close()
 }

@@ -1,0 +1,266 @@
+//go:build ceph
+
+package rados
+
+/*
+#include <time.h>
+#include "aio.h"
+
+// A sleep on the clock the completions are stamped with: Go's timers
+// overshoot by a millisecond, more than a paced op may be late.
+static void cbq_sleep(int64_t ns)
+{
+	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+}
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/ceph/go-ceph/rados"
+
+	"github.com/cephbench/cephbench/cluster"
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/loadgen"
+)
+
+// Pool is an open pool whose objects the caller names, for rados
+// load-gen: it creates them exclusively, drives them through an
+// ObjectQueue and removes them. Its methods are safe for concurrent use,
+// but Close is called once, after its queues are closed.
+type Pool struct {
+	conn  *rados.Conn
+	ioctx *rados.IOContext
+}
+
+// OpenPool connects to t's cluster and opens t's pool; a pool that does not
+// exist is an *engine.UsageError.
+func OpenPool(t Target) (*Pool, error) {
+	conn, err := Connect(t, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.GetPoolByName(t.Pool); err != nil {
+		conn.Shutdown()
+		return nil, engine.Usagef("pool %q does not exist", t.Pool)
+	}
+	ioctx, err := conn.OpenIOContext(t.Pool)
+	if err != nil {
+		conn.Shutdown()
+		return nil, fmt.Errorf("opening pool %s: %w", t.Pool, err)
+	}
+	return &Pool{conn: conn, ioctx: ioctx}, nil
+}
+
+// Close disconnects.
+func (p *Pool) Close() {
+	p.ioctx.Destroy()
+	p.conn.Shutdown()
+}
+
+// FreeBytes returns the raw capacity the cluster has free.
+func (p *Pool) FreeBytes() (int64, error) {
+	st, err := p.conn.GetClusterStats()
+	if err != nil {
+		return 0, fmt.Errorf("reading the cluster's usage: %w", err)
+	}
+	return int64(st.Kb_avail) << 10, nil
+}
+
+// ClusterSnapshot returns the cluster's state now.
+func (p *Pool) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(p.conn) }
+
+// parallel is how many blocking creates or removes run at once.
+const parallel = 16
+
+// each runs f on every name, parallel at a time, until ctx ends, and
+// returns the errors joined with ctx's.
+func each(ctx context.Context, names []string, f func(i int) error) error {
+	next := make(chan int)
+	var mu sync.Mutex
+	var errs error
+	var wg sync.WaitGroup
+	for range min(parallel, len(names)) {
+		wg.Go(func() {
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					errs = errors.Join(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range names {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs, ctx.Err())
+}
+
+// CreateExclusive creates each named object, empty, unless an object of
+// that name exists. created[i] says whether names[i] was created: those,
+// and only those, are the caller's to remove. An existing object is an
+// error, so a run never writes over data that is not its own.
+func (p *Pool) CreateExclusive(ctx context.Context, names []string) (created []bool, err error) {
+	created = make([]bool, len(names))
+	err = each(ctx, names, func(i int) error {
+		switch err := p.ioctx.Create(names[i], rados.CreateExclusive); {
+		case errors.Is(err, rados.ErrObjectExists):
+			return fmt.Errorf("object %s already exists: refusing to write over it", names[i])
+		case err != nil:
+			return fmt.Errorf("creating %s: %w", names[i], errnoOf(err))
+		}
+		created[i] = true
+		return nil
+	})
+	return created, err
+}
+
+// Remove removes the named objects; one that is already gone is not an
+// error.
+func (p *Pool) Remove(ctx context.Context, names []string) error {
+	return each(ctx, names, func(i int) error {
+		if err := p.ioctx.Delete(names[i]); err != nil && !errors.Is(err, rados.ErrNotFound) {
+			return fmt.Errorf("removing %s: %w", names[i], errnoOf(err))
+		}
+		return nil
+	})
+}
+
+// ObjectQueue is a librados aio queue (aio.c) for ops that name their
+// objects; completions are stamped in the librados callback. Not safe for
+// concurrent use.
+type ObjectQueue struct {
+	q      *C.cbq
+	depth  int
+	ops    []*loadgen.Op // by slot; nil when free
+	free   []int
+	pins   []runtime.Pinner // keep each in-flight buffer where C can see it
+	oids   [][]byte         // each slot's C oid buffer
+	offset time.Duration    // engine.Now() minus CLOCK_MONOTONIC
+
+	slots []C.int
+	rets  []C.int
+	ends  []C.int64_t
+}
+
+var _ loadgen.Queue = (*ObjectQueue)(nil)
+
+// NewQueue returns an aio queue of the given depth on the pool.
+func (p *Pool) NewQueue(depth int) (*ObjectQueue, error) {
+	if depth < 1 {
+		return nil, fmt.Errorf("rados: invalid queue depth %d", depth)
+	}
+	cq := C.cbq_new(C.rados_ioctx_t(p.ioctx.Pointer()), C.int(depth))
+	if cq == nil {
+		return nil, errors.New("rados: out of memory for the aio queue")
+	}
+	q := &ObjectQueue{
+		q: cq, depth: depth,
+		ops: make([]*loadgen.Op, depth), pins: make([]runtime.Pinner, depth), oids: make([][]byte, depth),
+		slots: make([]C.int, depth), rets: make([]C.int, depth), ends: make([]C.int64_t, depth),
+	}
+	q.offset = engine.Now() - time.Duration(C.cbq_now())
+	for i := depth - 1; i >= 0; i-- {
+		q.free = append(q.free, i)
+		q.oids[i] = unsafe.Slice((*byte)(unsafe.Pointer(C.cbq_oid(cq, C.int(i)))), C.CBQ_OID_MAX)
+	}
+	return q, nil
+}
+
+// Submit starts op asynchronously.
+func (q *ObjectQueue) Submit(op *loadgen.Op) error {
+	if len(q.free) == 0 {
+		return fmt.Errorf("rados: queue of depth %d is full", q.depth)
+	}
+	if len(op.Buf) == 0 {
+		return errors.New("rados: empty buffer")
+	}
+	if len(op.Name) >= C.CBQ_OID_MAX {
+		return fmt.Errorf("rados: object name %q is too long", op.Name)
+	}
+	slot := q.free[len(q.free)-1]
+	q.oids[slot][copy(q.oids[slot], op.Name)] = 0
+	write := C.int(0)
+	if op.Write {
+		write = 1
+	}
+	q.pins[slot].Pin(&op.Buf[0])
+	r := C.cbq_submit(q.q, C.int(slot), write, (*C.char)(unsafe.Pointer(&op.Buf[0])), C.size_t(len(op.Buf)), C.uint64_t(op.Offset))
+	if r < 0 {
+		q.pins[slot].Unpin()
+		return syscall.Errno(-r)
+	}
+	q.free = q.free[:len(q.free)-1]
+	q.ops[slot] = op
+	return nil
+}
+
+// Reap waits up to wait for at least least ops to complete, and returns
+// up to len(done) completed ops with Err and Completed set; with nothing
+// in flight it sleeps for wait. A read that returns less than its length
+// fails with io.ErrUnexpectedEOF.
+func (q *ObjectQueue) Reap(least int, wait time.Duration, done []*loadgen.Op) int {
+	deadline := time.Duration(C.cbq_now()) + wait
+	limit := min(len(done), q.depth-len(q.free))
+	got := 0
+	if limit > 0 {
+		// The C queue waits in whole milliseconds; the rest is slept.
+		got = q.reap(min(least, limit), wait, done[:limit])
+	}
+	if got < least {
+		if rest := deadline - time.Duration(C.cbq_now()); rest > 0 {
+			C.cbq_sleep(C.int64_t(rest))
+		}
+		if limit > got {
+			got += q.reap(0, 0, done[got:limit])
+		}
+	}
+	return got
+}
+
+func (q *ObjectQueue) reap(least int, wait time.Duration, done []*loadgen.Op) int {
+	got := int(C.cbq_reap(q.q, C.int(least), C.int(len(done)), &q.slots[0], &q.rets[0], &q.ends[0], C.int(wait/time.Millisecond)))
+	for k := range got {
+		slot, ret := int(q.slots[k]), int(q.rets[k])
+		op := q.ops[slot]
+		q.ops[slot] = nil
+		q.pins[slot].Unpin()
+		q.free = append(q.free, slot)
+		op.Completed = time.Duration(q.ends[k]) + q.offset
+		switch {
+		case ret < 0:
+			op.Err = syscall.Errno(-ret)
+		case !op.Write && ret < len(op.Buf):
+			op.Err = fmt.Errorf("%s: read %d of %d bytes at %d: %w", op.Name, ret, len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
+		default:
+			op.Err = nil
+		}
+		done[k] = op
+	}
+	return got
+}
+
+// Close waits for the ops in flight and frees the queue.
+func (q *ObjectQueue) Close() {
+	done := make([]*loadgen.Op, q.depth)
+	for q.depth-len(q.free) > 0 {
+		q.Reap(q.depth-len(q.free), time.Second, done)
+	}
+	C.cbq_free(q.q)
+}
