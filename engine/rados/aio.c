@@ -22,7 +22,6 @@ struct cbq {
 	rados_ioctx_t io;
 	int depth;
 	pthread_mutex_t mu;
-	pthread_cond_t cond;
 	/* completed slots, oldest first */
 	int *ring;
 	int head;
@@ -59,7 +58,6 @@ static void cbq_complete(rados_completion_t c, void *arg)
 		/* A full counter only means a wake-up is already pending. */
 		(void)!write(q->efd, &one, sizeof(one));
 	}
-	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&q->mu);
 }
 
@@ -86,11 +84,6 @@ cbq *cbq_new(rados_ioctx_t io, int depth)
 	q->io = io;
 	q->depth = depth;
 	pthread_mutex_init(&q->mu, NULL);
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&q->cond, &attr);
-	pthread_condattr_destroy(&attr);
 	for (int i = 0; i < depth; i++) {
 		q->slots[i].q = q;
 		q->slots[i].index = i;
@@ -107,7 +100,6 @@ int cbq_eventfd(cbq *q)
 void cbq_free(cbq *q)
 {
 	pthread_mutex_destroy(&q->mu);
-	pthread_cond_destroy(&q->cond);
 	free(q->ring);
 	free(q->slots);
 	free(q);
@@ -137,24 +129,11 @@ int cbq_submit(cbq *q, int slot, int write, char *buf, size_t len, uint64_t off)
 	return r;
 }
 
-/* Waits up to timeout_ms for at least min completions, then hands back up
- * to max of them: slot, return value (bytes or -errno) and end time. */
-int cbq_reap(cbq *q, int min, int max, int *slots, int *rets, int64_t *end_ns, int timeout_ms)
+/* Hands back up to max completed ops without waiting: slot, return value
+ * (bytes or -errno) and end time. The eventfd says when to look again. */
+int cbq_reap(cbq *q, int max, int *slots, int *rets, int64_t *end_ns)
 {
-	struct timespec deadline;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
-
 	pthread_mutex_lock(&q->mu);
-	while (q->count < min) {
-		if (pthread_cond_timedwait(&q->cond, &q->mu, &deadline) == ETIMEDOUT)
-			break;
-	}
 	int n = 0;
 	while (q->count > 0 && n < max) {
 		int i = q->ring[q->head];

@@ -17,7 +17,7 @@ void cbq_free(cbq *q);
 int cbq_eventfd(cbq *q);
 char *cbq_oid(cbq *q, int slot);
 int cbq_submit(cbq *q, int slot, int write, char *buf, size_t len, uint64_t off);
-int cbq_reap(cbq *q, int min, int max, int *slots, int *rets, int64_t *end_ns, int timeout_ms);
+int cbq_reap(cbq *q, int max, int *slots, int *rets, int64_t *end_ns);
 int64_t cbq_now(void);
 
 #endif

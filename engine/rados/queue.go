@@ -124,7 +124,7 @@ func (q *queue) Reap(ctx context.Context, least int, done []*engine.Op) (int, er
 		if limit <= 0 {
 			return n, nil
 		}
-		got := int(C.cbq_reap(q.q, 0, C.int(limit), &q.slots[0], &q.rets[0], &q.ends[0], 0))
+		got := int(C.cbq_reap(q.q, C.int(limit), &q.slots[0], &q.rets[0], &q.ends[0]))
 		for k := range got {
 			done[n] = q.complete(int(q.slots[k]), int(q.rets[k]), int64(q.ends[k]))
 			n++
