@@ -6,9 +6,7 @@ package rados
 #include <time.h>
 #include "aio.h"
 
-// A sleep on the clock the completions are stamped with: Go's timers
-// overshoot by a millisecond, more than a paced op may be late.
-static void cbq_sleep(int64_t ns)
+static void loadgen_sleep(int64_t ns)
 {
 	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
 	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
@@ -18,10 +16,14 @@ import "C"
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -77,15 +79,33 @@ func (p *Pool) FreeBytes() (int64, error) {
 	return int64(st.Kb_avail) << 10, nil
 }
 
+// ObjectSizeLimit returns the OSDs' osd_max_object_size: they refuse to
+// make an object larger.
+func (p *Pool) ObjectSizeLimit() (int64, error) {
+	cmd, err := json.Marshal(map[string]string{"prefix": "config get", "who": "osd", "key": "osd_max_object_size", "format": "json"})
+	if err != nil {
+		return 0, err
+	}
+	out, info, err := p.conn.MonCommand(cmd)
+	if err != nil {
+		return 0, fmt.Errorf("ceph config get osd osd_max_object_size: %v %s", err, info)
+	}
+	n, err := strconv.ParseInt(strings.Trim(string(out), "\" \n"), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("ceph config get osd osd_max_object_size: %q: %w", out, err)
+	}
+	return n, nil
+}
+
 // ClusterSnapshot returns the cluster's state now.
 func (p *Pool) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(p.conn) }
 
 // parallel is how many blocking creates or removes run at once.
 const parallel = 16
 
-// each runs f on every name, parallel at a time, until ctx ends, and
-// returns the errors joined with ctx's.
-func each(ctx context.Context, names []string, f func(i int) error) error {
+// each runs f on every name, parallel at a time, until ctx ends or, with
+// firstError, until f fails; it returns f's errors joined with ctx's.
+func each(ctx context.Context, names []string, firstError bool, f func(i int) error) error {
 	next := make(chan int)
 	var mu sync.Mutex
 	var errs error
@@ -102,7 +122,10 @@ func each(ctx context.Context, names []string, f func(i int) error) error {
 		})
 	}
 	for i := range names {
-		if ctx.Err() != nil {
+		mu.Lock()
+		failed := firstError && errs != nil
+		mu.Unlock()
+		if failed || ctx.Err() != nil {
 			break
 		}
 		next <- i
@@ -113,12 +136,13 @@ func each(ctx context.Context, names []string, f func(i int) error) error {
 }
 
 // CreateExclusive creates each named object, empty, unless an object of
-// that name exists. created[i] says whether names[i] was created: those,
-// and only those, are the caller's to remove. An existing object is an
-// error, so a run never writes over data that is not its own.
+// that name exists, and stops at the first failure or ctx's end.
+// created[i] says whether names[i] was created: those, and only those, are
+// the caller's to remove. An existing object is an error, so a run never
+// writes over data that is not its own.
 func (p *Pool) CreateExclusive(ctx context.Context, names []string) (created []bool, err error) {
 	created = make([]bool, len(names))
-	err = each(ctx, names, func(i int) error {
+	err = each(ctx, names, true, func(i int) error {
 		switch err := p.ioctx.Create(names[i], rados.CreateExclusive); {
 		case errors.Is(err, rados.ErrObjectExists):
 			return fmt.Errorf("object %s already exists: refusing to write over it", names[i])
@@ -131,10 +155,10 @@ func (p *Pool) CreateExclusive(ctx context.Context, names []string) (created []b
 	return created, err
 }
 
-// Remove removes the named objects; one that is already gone is not an
-// error.
+// Remove removes the named objects, going on past failures; one that is
+// already gone is not an error.
 func (p *Pool) Remove(ctx context.Context, names []string) error {
-	return each(ctx, names, func(i int) error {
+	return each(ctx, names, false, func(i int) error {
 		if err := p.ioctx.Delete(names[i]); err != nil && !errors.Is(err, rados.ErrNotFound) {
 			return fmt.Errorf("removing %s: %w", names[i], errnoOf(err))
 		}
@@ -157,6 +181,9 @@ type ObjectQueue struct {
 	slots []C.int
 	rets  []C.int
 	ends  []C.int64_t
+
+	ready *os.File // readable when completions arrive (aio.c's eventfd)
+	tick  [8]byte
 }
 
 var _ loadgen.Queue = (*ObjectQueue)(nil)
@@ -176,6 +203,7 @@ func (p *Pool) NewQueue(depth int) (*ObjectQueue, error) {
 		slots: make([]C.int, depth), rets: make([]C.int, depth), ends: make([]C.int64_t, depth),
 	}
 	q.offset = engine.Now() - time.Duration(C.cbq_now())
+	q.ready = os.NewFile(uintptr(C.cbq_eventfd(cq)), "rados completions")
 	for i := depth - 1; i >= 0; i-- {
 		q.free = append(q.free, i)
 		q.oids[i] = unsafe.Slice((*byte)(unsafe.Pointer(C.cbq_oid(cq, C.int(i)))), C.CBQ_OID_MAX)
@@ -211,31 +239,39 @@ func (q *ObjectQueue) Submit(op *loadgen.Op) error {
 	return nil
 }
 
-// Reap waits up to wait for at least least ops to complete, and returns
-// up to len(done) completed ops with Err and Completed set; with nothing
-// in flight it sleeps for wait. A read that returns less than its length
-// fails with io.ErrUnexpectedEOF.
+// Reap stores up to len(done) completed ops in done, with Err and
+// Completed set, and returns how many; if fewer than least have
+// completed, it waits up to wait for them. A read that returns less than
+// its length fails with io.ErrUnexpectedEOF.
 func (q *ObjectQueue) Reap(least int, wait time.Duration, done []*loadgen.Op) int {
-	deadline := time.Duration(C.cbq_now()) + wait
-	limit := min(len(done), q.depth-len(q.free))
-	got := 0
-	if limit > 0 {
-		// The C queue waits in whole milliseconds; the rest is slept.
-		got = q.reap(min(least, limit), wait, done[:limit])
-	}
-	if got < least {
-		if rest := deadline - time.Duration(C.cbq_now()); rest > 0 {
-			C.cbq_sleep(C.int64_t(rest))
+	deadline := time.Now().Add(wait)
+	n := 0
+	for {
+		n += q.reap(done[n:])
+		if n >= least || q.depth == len(q.free) || !time.Now().Before(deadline) {
+			return n
 		}
-		if limit > got {
-			got += q.reap(0, 0, done[got:limit])
-		}
+		_ = q.ready.SetReadDeadline(deadline)
+		_, _ = q.ready.Read(q.tick[:]) // a wake-up or the deadline: both mean look again
 	}
-	return got
 }
 
-func (q *ObjectQueue) reap(least int, wait time.Duration, done []*loadgen.Op) int {
-	got := int(C.cbq_reap(q.q, C.int(least), C.int(len(done)), &q.slots[0], &q.rets[0], &q.ends[0], C.int(wait/time.Millisecond)))
+// Sleep pauses for d on the clock the completions are stamped with. It
+// sleeps in C: the Go runtime's timers wake a millisecond or more late,
+// and a paced op may not be.
+func (q *ObjectQueue) Sleep(d time.Duration) {
+	if d > 0 {
+		C.loadgen_sleep(C.int64_t(d))
+	}
+}
+
+// reap hands back the ops that have completed, without waiting.
+func (q *ObjectQueue) reap(done []*loadgen.Op) int {
+	limit := min(len(done), q.depth-len(q.free))
+	if limit == 0 {
+		return 0
+	}
+	got := int(C.cbq_reap(q.q, C.int(limit), &q.slots[0], &q.rets[0], &q.ends[0]))
 	for k := range got {
 		slot, ret := int(q.slots[k]), int(q.rets[k])
 		op := q.ops[slot]
@@ -259,8 +295,9 @@ func (q *ObjectQueue) reap(least int, wait time.Duration, done []*loadgen.Op) in
 // Close waits for the ops in flight and frees the queue.
 func (q *ObjectQueue) Close() {
 	done := make([]*loadgen.Op, q.depth)
-	for q.depth-len(q.free) > 0 {
+	for q.depth > len(q.free) {
 		q.Reap(q.depth-len(q.free), time.Second, done)
 	}
 	C.cbq_free(q.q)
+	_ = q.ready.Close() // nothing was written to it
 }

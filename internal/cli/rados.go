@@ -71,7 +71,7 @@ options as for the rados tool, plus CEPH_CONF and CEPH_ARGS.`,
 		Args: cobra.NoArgs,
 	}
 	cf.register(cmd)
-	cmd.AddCommand(newRadosBenchCmd(env, &cf), newRadosCleanupCmd(env, &cf))
+	cmd.AddCommand(newRadosBenchCmd(env, &cf), newRadosCleanupCmd(env, &cf), newRadosLoadGenCmd(env, &cf))
 	return cmd
 }
 

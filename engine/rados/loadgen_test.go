@@ -1,0 +1,102 @@
+//go:build ceph
+
+package rados_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cephbench/cephbench/engine"
+	cbrados "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/internal/loadgen"
+)
+
+func TestPoolCreatesOnlyNewObjectsAndRemovesWhatItIsGiven(t *testing.T) {
+	conn := cluster(t)
+	name := newPool(t, conn)
+	ioctx, err := conn.OpenIOContext(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ioctx.Destroy()
+	if err := ioctx.WriteFull("taken", []byte("someone's")); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := cbrados.OpenPool(cbrados.Target{Pool: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+
+	created, err := pool.CreateExclusive(t.Context(), []string{"taken"})
+	if err == nil || created[0] {
+		t.Fatalf("creating an existing object: created %v, %v; want an error", created, err)
+	}
+	created, err = pool.CreateExclusive(t.Context(), []string{"a", "b"})
+	if err != nil || !created[0] || !created[1] {
+		t.Fatalf("created %v, %v", created, err)
+	}
+	if err := pool.Remove(t.Context(), []string{"a", "b", "never-made"}); err != nil {
+		t.Fatal(err)
+	}
+	left := objects(t, conn, name)
+	buf := make([]byte, 64)
+	n, _ := ioctx.Read("taken", buf, 0)
+	if !slices.Equal(left, []string{"taken"}) || string(buf[:n]) != "someone's" {
+		t.Errorf("the pool holds %v, the existing object %q; want it alone and intact", left, buf[:n])
+	}
+	if _, err := cbrados.OpenPool(cbrados.Target{Pool: "no-such-pool"}); !engine.IsUsage(err) {
+		t.Errorf("opening a missing pool: %v; want a usage error", err)
+	}
+}
+
+func TestObjectQueueWritesReadsAndStampsCompletions(t *testing.T) {
+	conn := cluster(t)
+	name := newPool(t, conn)
+	pool, err := cbrados.OpenPool(cbrados.Target{Pool: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	q, err := pool.NewQueue(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	done := make([]*loadgen.Op, 2)
+	run := func(ops ...*loadgen.Op) {
+		t.Helper()
+		before := engine.Now()
+		for _, op := range ops {
+			if err := q.Submit(op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := q.Reap(len(ops), 10*time.Second, done); n != len(ops) {
+			t.Fatalf("reaped %d of %d ops", n, len(ops))
+		}
+		for _, op := range ops {
+			if op.Completed <= before || op.Completed > engine.Now() {
+				t.Errorf("%s completed at %v, outside [%v, now]", op.Name, op.Completed, before)
+			}
+		}
+	}
+	data := []byte("0123456789abcdef")
+	run(&loadgen.Op{Name: "obj", Write: true, Buf: data}, &loadgen.Op{Name: "obj", Write: true, Offset: 16, Buf: data})
+	whole := &loadgen.Op{Name: "obj", Offset: 8, Buf: make([]byte, 16)}
+	short := &loadgen.Op{Name: "obj", Offset: 24, Buf: make([]byte, 16)}
+	run(whole, short)
+	if whole.Err != nil || !bytes.Equal(whole.Buf, []byte("89abcdef01234567")) {
+		t.Errorf("read %q, %v", whole.Buf, whole.Err)
+	}
+	if !errors.Is(short.Err, io.ErrUnexpectedEOF) {
+		t.Errorf("a read past the object's end: %v; want io.ErrUnexpectedEOF", short.Err)
+	}
+	if n := q.Reap(1, 10*time.Millisecond, done); n != 0 {
+		t.Errorf("reaped %d ops with none in flight", n)
+	}
+}
