@@ -1,8 +1,30 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need, checks formatting,
-# vet and staticcheck, then runs every test with the race detector.
+# vet and staticcheck, starts one sandbox Ceph cluster for the tests that
+# need a cluster, then runs every test with the race detector. The sandbox
+# is stopped and removed at the end, also when a step fails or the script
+# is interrupted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The Ceph engines and their tests build only with these (see Makefile).
+tags=ceph,pacific
+
+sandbox=""
+cleanup() {
+  status=$?
+  trap - EXIT INT TERM
+  if [ -n "$sandbox" ]; then
+    if [ -e "$sandbox/sandbox.json" ]; then
+      go run ./cmd/cephbench sandbox down --purge --dir "$sandbox" || status=1
+    fi
+    rmdir "$sandbox" 2>/dev/null || true
+  fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 scripts/install-deps.sh
 
@@ -14,7 +36,20 @@ if [ -n "$unformatted" ]; then
 fi
 echo "== go vet"
 go vet ./...
+go vet -tags "$tags" ./...
 echo "== staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags "$tags" ./...
+echo "== sandbox cluster"
+sandbox=$(mktemp -d "${TMPDIR:-/tmp}/cephbench-sandbox.XXXXXX")
+# bluestore on sparse files, as on real OSDs; 3 OSDs and pools of size 2, so
+# that every PG stays active while a disruptive test stops an OSD.
+exports=$(go run ./cmd/cephbench sandbox up --dir "$sandbox" --osds 3 --store bluestore --osd-size 4G --mds --rgw --timeout 3m)
+eval "$exports" # CEPHBENCH_SANDBOX, CEPH_CONF, CEPH_KEYRING, AWS_*
 echo "== go test"
-go test -race -count=1 -timeout 15m ./...
+go test -race -count=1 -timeout 15m -tags "$tags" ./...
+# Tests named TestDisruptive stop OSDs of the sandbox or start more
+# clusters; they run after the others, one package at a time, so that no
+# two of them have an OSD down at once.
+echo "== disruptive tests"
+CEPHBENCH_DISRUPTIVE=1 go test -race -count=1 -p 1 -timeout 10m -tags "$tags" -run '^TestDisruptive' ./...

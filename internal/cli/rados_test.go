@@ -175,10 +175,12 @@ func TestDisruptiveRadosBenchSurvivesAStoppedOSD(t *testing.T) {
 	stopped := make(chan error, 1)
 	time.AfterFunc(2*time.Second, func() { stopped <- c.StopOSD(ctx, 0) })
 	t.Cleanup(func() {
-		if err := c.StartOSD(ctx, 0); err != nil {
+		recover, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		defer cancel()
+		if err := c.StartOSD(recover, 0); err != nil {
 			t.Errorf("restarting osd.0: %v", err)
 		}
-		if err := c.WaitHealthy(ctx); err != nil {
+		if err := c.WaitHealthy(recover); err != nil {
 			t.Errorf("the sandbox did not recover: %v", err)
 		}
 	})
