@@ -59,8 +59,10 @@ type Pool struct {
 	MinSize      int      `json:"min_size"`
 	PGNum        int      `json:"pg_num"`
 	Applications []string `json:"applications,omitempty"`
-	StoredBytes  int64    `json:"stored_bytes"`
-	Objects      int64    `json:"objects"`
+	// Flags are the pool's OSD map flags, such as "full" or "full_quota".
+	Flags       string `json:"flags,omitempty"`
+	StoredBytes int64  `json:"stored_bytes"`
+	Objects     int64  `json:"objects"`
 }
 
 // TreeNode is one node of the OSD tree.
@@ -175,13 +177,14 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 		Size    int                        `json:"size"`
 		MinSize int                        `json:"min_size"`
 		PGNum   int                        `json:"pg_num"`
+		Flags   string                     `json:"flags_names"`
 		Apps    map[string]json.RawMessage `json:"application_metadata"`
 	}
 	if err := json.Unmarshal(o.PoolsDetail, &pools); err != nil {
 		return nil, fmt.Errorf("ceph osd pool ls detail: %w", err)
 	}
 	for _, p := range pools {
-		pool := Pool{Name: p.Name, ID: p.ID, Type: "replicated", Size: p.Size, MinSize: p.MinSize, PGNum: p.PGNum,
+		pool := Pool{Name: p.Name, ID: p.ID, Type: "replicated", Size: p.Size, MinSize: p.MinSize, PGNum: p.PGNum, Flags: p.Flags,
 			StoredBytes: usage[p.Name].StoredBytes, Objects: usage[p.Name].Objects}
 		if p.Type == 3 {
 			pool.Type = "erasure"

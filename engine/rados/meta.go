@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/ceph/go-ceph/rados"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/radosbench"
 )
@@ -169,4 +171,24 @@ func CleanupTarget(ctx context.Context, t Target, prefix string) (int64, error) 
 	defer ioctx.Destroy()
 	res, err := Cleanup(ctx, ioctx, t.RunName, prefix)
 	return res.Removed, err
+}
+
+// refuseFull fails when the cluster says writes to pool would block: a full
+// OSD or pool makes librados wait for space, so a write bench would hang
+// instead of measuring.
+func refuseFull(conn *rados.Conn, pool string) error {
+	s, err := cluster.Collect(conn)
+	if err != nil {
+		return nil // no verdict: let the run find out
+	}
+	if msg, full := s.Health.Checks["OSD_FULL"]; full {
+		return engine.Usagef("pool %s cannot take writes: %s (OSD_FULL)", pool, msg)
+	}
+	for _, p := range s.Pools {
+		flags := strings.Split(p.Flags, ",")
+		if p.Name == pool && (slices.Contains(flags, "full") || slices.Contains(flags, "full_quota")) {
+			return engine.Usagef("pool %s cannot take writes: it is full (flags %s)", pool, p.Flags)
+		}
+	}
+	return nil
 }

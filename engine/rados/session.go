@@ -109,6 +109,11 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 	if s.ioctx, err = conn.OpenIOContext(t.Pool); err != nil {
 		return fail(fmt.Errorf("opening pool %s: %w", t.Pool, err))
 	}
+	if w.Writes() {
+		if err := refuseFull(conn, t.Pool); err != nil {
+			return fail(err)
+		}
+	}
 	s.geo = engine.Geometry{Layout: engine.Objects}
 	if w.Reads() {
 		m, err := ReadMetadata(s.ioctx, t.RunName)

@@ -206,3 +206,26 @@ func TestDisruptiveRadosBenchSurvivesAStoppedOSD(t *testing.T) {
 		t.Errorf("%d writes, slowest second's max latency %v: a stopped OSD must show as a stall", r.Ops["write"].Ops, time.Duration(slowest))
 	}
 }
+
+// A full pool makes librados wait for space: a write bench must say so at
+// once instead of hanging. The cluster warns of the full pool while the
+// test runs, so it runs with the disruptive tests.
+func TestDisruptiveRadosBenchRefusesAFullPool(t *testing.T) {
+	if os.Getenv("CEPHBENCH_DISRUPTIVE") != "1" {
+		t.Skip("CEPHBENCH_DISRUPTIVE is not 1: scripts/test.sh runs the disruptive tests after the others")
+	}
+	pool := cephPool(t)
+	ceph(t, "osd", "pool", "set-quota", pool, "max_objects", "1")
+	tool(t, "rados", "-p", pool, "put", "filler", "/etc/hostname")
+	deadline := time.Now().Add(90 * time.Second)
+	for !strings.Contains(ceph(t, "health", "detail"), "'"+pool+"'") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster never reported pool %s full:\n%s", pool, ceph(t, "health", "detail"))
+		}
+		time.Sleep(2 * time.Second)
+	}
+	code, out, errOut := cephbench(t, context.Background(), "rados", "bench", "-p", pool, "5", "write", "--results", t.TempDir())
+	if code != ExitUsage || !strings.Contains(errOut, "cannot take writes") {
+		t.Errorf("write to a full pool: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
