@@ -16,7 +16,7 @@ cleanup() {
   trap - EXIT INT TERM
   if [ -n "$sandbox" ]; then
     if [ -e "$sandbox/sandbox.json" ]; then
-      go run ./cmd/cephbench sandbox down --purge --dir "$sandbox" || status=1
+      go run ./cmd/cephbench sandbox down --purge --dir "$sandbox" >&2 || status=1
     fi
     rmdir "$sandbox" 2>/dev/null || true
   fi
@@ -52,4 +52,6 @@ go test -race -count=1 -timeout 15m -tags "$tags" ./...
 # clusters; they run after the others, one package at a time, so that no
 # two of them have an OSD down at once.
 echo "== disruptive tests"
-CEPHBENCH_DISRUPTIVE=1 go test -race -count=1 -p 1 -timeout 10m -tags "$tags" -run '^TestDisruptive' ./...
+disruptive=$(grep -rl --include='*_test.go' 'func TestDisruptive' . | xargs -n1 dirname | sort -u)
+# shellcheck disable=SC2086
+CEPHBENCH_DISRUPTIVE=1 go test -race -count=1 -p 1 -timeout 10m -tags "$tags" -run '^TestDisruptive' $disruptive
