@@ -20,14 +20,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/ceph/go-ceph/rados"
 
@@ -170,71 +167,27 @@ func (p *Pool) Remove(ctx context.Context, names []string) error {
 // objects; completions are stamped in the librados callback. Not safe for
 // concurrent use.
 type ObjectQueue struct {
-	q      *C.cbq
-	depth  int
-	ops    []*loadgen.Op // by slot; nil when free
-	free   []int
-	pins   []runtime.Pinner // keep each in-flight buffer where C can see it
-	oids   [][]byte         // each slot's C oid buffer
-	offset time.Duration    // engine.Now() minus CLOCK_MONOTONIC
-
-	slots []C.int
-	rets  []C.int
-	ends  []C.int64_t
-
-	ready *os.File // readable when completions arrive (aio.c's eventfd)
-	tick  [8]byte
+	aio *aioQueue
+	ops []*loadgen.Op // by slot; nil when free
 }
 
 var _ loadgen.Queue = (*ObjectQueue)(nil)
 
 // NewQueue returns an aio queue of the given depth on the pool.
 func (p *Pool) NewQueue(depth int) (*ObjectQueue, error) {
-	if depth < 1 {
-		return nil, fmt.Errorf("rados: invalid queue depth %d", depth)
+	aio, err := newAIOQueue(p.ioctx, depth)
+	if err != nil {
+		return nil, err
 	}
-	cq := C.cbq_new(C.rados_ioctx_t(p.ioctx.Pointer()), C.int(depth))
-	if cq == nil {
-		return nil, errors.New("rados: out of memory for the aio queue")
-	}
-	q := &ObjectQueue{
-		q: cq, depth: depth,
-		ops: make([]*loadgen.Op, depth), pins: make([]runtime.Pinner, depth), oids: make([][]byte, depth),
-		slots: make([]C.int, depth), rets: make([]C.int, depth), ends: make([]C.int64_t, depth),
-	}
-	q.offset = engine.Now() - time.Duration(C.cbq_now())
-	q.ready = os.NewFile(uintptr(C.cbq_eventfd(cq)), "rados completions")
-	for i := depth - 1; i >= 0; i-- {
-		q.free = append(q.free, i)
-		q.oids[i] = unsafe.Slice((*byte)(unsafe.Pointer(C.cbq_oid(cq, C.int(i)))), C.CBQ_OID_MAX)
-	}
-	return q, nil
+	return &ObjectQueue{aio: aio, ops: make([]*loadgen.Op, depth)}, nil
 }
 
 // Submit starts op asynchronously.
 func (q *ObjectQueue) Submit(op *loadgen.Op) error {
-	if len(q.free) == 0 {
-		return fmt.Errorf("rados: queue of depth %d is full", q.depth)
+	slot, err := q.aio.submit(func(b []byte) []byte { return append(b, op.Name...) }, op.Write, op.Buf, op.Offset)
+	if err != nil {
+		return err
 	}
-	if len(op.Buf) == 0 {
-		return errors.New("rados: empty buffer")
-	}
-	if len(op.Name) >= C.CBQ_OID_MAX {
-		return fmt.Errorf("rados: object name %q is too long", op.Name)
-	}
-	slot := q.free[len(q.free)-1]
-	q.oids[slot][copy(q.oids[slot], op.Name)] = 0
-	write := C.int(0)
-	if op.Write {
-		write = 1
-	}
-	q.pins[slot].Pin(&op.Buf[0])
-	r := C.cbq_submit(q.q, C.int(slot), write, (*C.char)(unsafe.Pointer(&op.Buf[0])), C.size_t(len(op.Buf)), C.uint64_t(op.Offset))
-	if r < 0 {
-		q.pins[slot].Unpin()
-		return syscall.Errno(-r)
-	}
-	q.free = q.free[:len(q.free)-1]
 	q.ops[slot] = op
 	return nil
 }
@@ -248,11 +201,10 @@ func (q *ObjectQueue) Reap(least int, wait time.Duration, done []*loadgen.Op) in
 	n := 0
 	for {
 		n += q.reap(done[n:])
-		if n >= least || q.depth == len(q.free) || !time.Now().Before(deadline) {
+		if n >= least || q.aio.inFlight() == 0 || !time.Now().Before(deadline) {
 			return n
 		}
-		_ = q.ready.SetReadDeadline(deadline)
-		_, _ = q.ready.Read(q.tick[:]) // a wake-up or the deadline: both mean look again
+		q.aio.wait(deadline)
 	}
 }
 
@@ -267,18 +219,11 @@ func (q *ObjectQueue) Sleep(d time.Duration) {
 
 // reap hands back the ops that have completed, without waiting.
 func (q *ObjectQueue) reap(done []*loadgen.Op) int {
-	limit := min(len(done), q.depth-len(q.free))
-	if limit == 0 {
-		return 0
-	}
-	got := int(C.cbq_reap(q.q, C.int(limit), &q.slots[0], &q.rets[0], &q.ends[0]))
-	for k := range got {
-		slot, ret := int(q.slots[k]), int(q.rets[k])
+	n := 0
+	q.aio.reap(len(done), func(slot, ret int, end time.Duration) {
 		op := q.ops[slot]
 		q.ops[slot] = nil
-		q.pins[slot].Unpin()
-		q.free = append(q.free, slot)
-		op.Completed = time.Duration(q.ends[k]) + q.offset
+		op.Completed = end
 		switch {
 		case ret < 0:
 			op.Err = syscall.Errno(-ret)
@@ -287,17 +232,17 @@ func (q *ObjectQueue) reap(done []*loadgen.Op) int {
 		default:
 			op.Err = nil
 		}
-		done[k] = op
-	}
-	return got
+		done[n] = op
+		n++
+	})
+	return n
 }
 
 // Close waits for the ops in flight and frees the queue.
 func (q *ObjectQueue) Close() {
-	done := make([]*loadgen.Op, q.depth)
-	for q.depth > len(q.free) {
-		q.Reap(q.depth-len(q.free), time.Second, done)
+	done := make([]*loadgen.Op, q.aio.depth)
+	for q.aio.inFlight() > 0 {
+		q.Reap(q.aio.inFlight(), time.Second, done)
 	}
-	C.cbq_free(q.q)
-	_ = q.ready.Close() // nothing was written to it
+	_ = q.aio.close()
 }
