@@ -3,8 +3,8 @@
 # are missing. Safe to run again; needs root (or sudo) only when it installs.
 set -euo pipefail
 
-packages=(util-linux e2fsprogs mount fio jq
-  ceph-mon ceph-mgr ceph-osd ceph-mds radosgw ceph-common librados-dev librbd-dev libcephfs-dev uuid-runtime)
+packages=(util-linux e2fsprogs mount fio jq g++
+  ceph-mon ceph-mgr ceph-osd ceph-mds radosgw ceph-common librados-dev libradospp-dev librbd-dev libcephfs-dev uuid-runtime)
 
 missing=()
 for p in "${packages[@]}"; do

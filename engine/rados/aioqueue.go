@@ -4,11 +4,14 @@ package rados
 
 /*
 #cgo LDFLAGS: -lrados
+#cgo CXXFLAGS: -std=c++17 -O2
 #include "aio.h"
 */
 import "C"
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,7 +25,7 @@ import (
 	"github.com/cephbench/cephbench/engine"
 )
 
-// aioQueue is the Go side of aio.c, shared by the engine's queue and
+// aioQueue is the Go side of aio.cc, shared by the engine's queue and
 // load-gen's: slots, buffers pinned while C holds them, completion times
 // converted to engine.Now, and the eventfd a waiting goroutine parks on.
 // Not safe for concurrent use.
@@ -68,14 +71,24 @@ func newAIOQueue(ioctx *rados.IOContext, depth int) (*aioQueue, error) {
 
 func (a *aioQueue) inFlight() int { return a.depth - len(a.free) }
 
-// submit starts a read or write of buf at off on the object whose name
-// name appends to the slot's C buffer (no allocation per op), and returns
-// the slot.
-func (a *aioQueue) submit(name func([]byte) []byte, write bool, buf []byte, off int64) (int, error) {
+// aioOp is what submit asks of an object.
+type aioOp C.int
+
+const (
+	aioRead   aioOp = C.CBQ_READ
+	aioWrite  aioOp = C.CBQ_WRITE
+	aioRemove aioOp = C.CBQ_REMOVE
+)
+
+// submit starts op on the object whose name name appends to the slot's C
+// buffer (no allocation per op), and returns the slot. A read fills buf
+// at off, a write sends buf to off without copying it (buf must not change
+// until the slot is reaped), and a remove takes no buffer.
+func (a *aioQueue) submit(name func([]byte) []byte, op aioOp, buf []byte, off int64) (int, error) {
 	if len(a.free) == 0 {
 		return 0, fmt.Errorf("rados: queue of depth %d is full", a.depth)
 	}
-	if len(buf) == 0 {
+	if len(buf) == 0 && op != aioRemove {
 		return 0, errors.New("rados: empty buffer")
 	}
 	slot := a.free[len(a.free)-1]
@@ -84,12 +97,12 @@ func (a *aioQueue) submit(name func([]byte) []byte, write bool, buf []byte, off 
 		return 0, fmt.Errorf("rados: object name %q is too long", oid)
 	}
 	a.oids[slot][len(oid)] = 0
-	w := C.int(0)
-	if write {
-		w = 1
+	var p *C.char
+	if len(buf) > 0 {
+		a.pins[slot].Pin(&buf[0])
+		p = (*C.char)(unsafe.Pointer(&buf[0]))
 	}
-	a.pins[slot].Pin(&buf[0])
-	if r := C.cbq_submit(a.q, C.int(slot), w, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.uint64_t(off)); r < 0 {
+	if r := C.cbq_submit(a.q, C.int(slot), C.int(op), p, C.size_t(len(buf)), C.uint64_t(off)); r < 0 {
 		a.pins[slot].Unpin()
 		return 0, syscall.Errno(-r)
 	}
@@ -124,4 +137,52 @@ func (a *aioQueue) wait(deadline time.Time) {
 func (a *aioQueue) close() error {
 	C.cbq_free(a.q)
 	return a.ready.Close()
+}
+
+// removeDepth is how many removes removeAll keeps in flight.
+const removeDepth = 64
+
+// removeAll removes count objects, the i-th named by what name appends to
+// b, with removeDepth aio removes in flight. It goes on past failures
+// until ctx ends; an object already gone is not a failure. It returns an
+// error counting the failures, wrapping the first, joined with ctx's.
+func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func(i int, b []byte) []byte) error {
+	a, err := newAIOQueue(ioctx, removeDepth)
+	if err != nil {
+		return err
+	}
+	var first error
+	failed := 0
+	fail := func(oid []byte, err error) {
+		if failed == 0 {
+			first = fmt.Errorf("removing %s: %w", oid, err)
+		}
+		failed++
+	}
+	reaped := func(slot, ret int, _ time.Duration) {
+		if ret < 0 && syscall.Errno(-ret) != syscall.ENOENT {
+			oid := a.oids[slot]
+			fail(oid[:max(bytes.IndexByte(oid, 0), 0)], syscall.Errno(-ret))
+		}
+	}
+	for i := 0; ; {
+		for ; i < count && a.inFlight() < a.depth && ctx.Err() == nil; i++ {
+			if _, err := a.submit(func(b []byte) []byte { return name(i, b) }, aioRemove, nil, 0); err != nil {
+				fail(name(i, nil), err)
+			}
+		}
+		if a.inFlight() == 0 {
+			break
+		}
+		if a.reap(a.depth, reaped) == 0 {
+			a.wait(time.Now().Add(time.Second))
+		}
+	}
+	if err := a.close(); err != nil {
+		return err
+	}
+	if failed > 1 {
+		first = fmt.Errorf("%d objects not removed, the first: %w", failed, first)
+	}
+	return errors.Join(first, ctx.Err())
 }

@@ -97,12 +97,12 @@ func (p *Pool) ObjectSizeLimit() (int64, error) {
 // ClusterSnapshot returns the cluster's state now.
 func (p *Pool) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(p.conn) }
 
-// parallel is how many blocking creates or removes run at once.
+// parallel is how many blocking creates run at once.
 const parallel = 16
 
-// each runs f on every name, parallel at a time, until ctx ends or, with
-// firstError, until f fails; it returns f's errors joined with ctx's.
-func each(ctx context.Context, names []string, firstError bool, f func(i int) error) error {
+// each runs f on every name, parallel at a time, until ctx ends or f
+// fails; it returns f's errors joined with ctx's.
+func each(ctx context.Context, names []string, f func(i int) error) error {
 	next := make(chan int)
 	var mu sync.Mutex
 	var errs error
@@ -120,7 +120,7 @@ func each(ctx context.Context, names []string, firstError bool, f func(i int) er
 	}
 	for i := range names {
 		mu.Lock()
-		failed := firstError && errs != nil
+		failed := errs != nil
 		mu.Unlock()
 		if failed || ctx.Err() != nil {
 			break
@@ -139,7 +139,7 @@ func each(ctx context.Context, names []string, firstError bool, f func(i int) er
 // writes over data that is not its own.
 func (p *Pool) CreateExclusive(ctx context.Context, names []string) (created []bool, err error) {
 	created = make([]bool, len(names))
-	err = each(ctx, names, true, func(i int) error {
+	err = each(ctx, names, func(i int) error {
 		switch err := p.ioctx.Create(names[i], rados.CreateExclusive); {
 		case errors.Is(err, rados.ErrObjectExists):
 			return fmt.Errorf("object %s already exists: refusing to write over it", names[i])
@@ -155,15 +155,10 @@ func (p *Pool) CreateExclusive(ctx context.Context, names []string) (created []b
 // Remove removes the named objects, going on past failures; one that is
 // already gone is not an error.
 func (p *Pool) Remove(ctx context.Context, names []string) error {
-	return each(ctx, names, false, func(i int) error {
-		if err := p.ioctx.Delete(names[i]); err != nil && !errors.Is(err, rados.ErrNotFound) {
-			return fmt.Errorf("removing %s: %w", names[i], errnoOf(err))
-		}
-		return nil
-	})
+	return removeAll(ctx, p.ioctx, len(names), func(i int, b []byte) []byte { return append(b, names[i]...) })
 }
 
-// ObjectQueue is a librados aio queue (aio.c) for ops that name their
+// ObjectQueue is a librados aio queue (aio.cc) for ops that name their
 // objects; completions are stamped in the librados callback. Not safe for
 // concurrent use.
 type ObjectQueue struct {
@@ -184,7 +179,11 @@ func (p *Pool) NewQueue(depth int) (*ObjectQueue, error) {
 
 // Submit starts op asynchronously.
 func (q *ObjectQueue) Submit(op *loadgen.Op) error {
-	slot, err := q.aio.submit(func(b []byte) []byte { return append(b, op.Name...) }, op.Write, op.Buf, op.Offset)
+	kind := aioRead
+	if op.Write {
+		kind = aioWrite
+	}
+	slot, err := q.aio.submit(func(b []byte) []byte { return append(b, op.Name...) }, kind, op.Buf, op.Offset)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ceph/go-ceph/rados"
 
@@ -40,34 +40,13 @@ func ReadMetadata(ioctx *rados.IOContext, runName string) (radosbench.Metadata, 
 	return radosbench.DecodeMetadata(buf[:n])
 }
 
-// removeObjects removes objects from..to-1 of prefix, a few at a time.
-// Missing objects are not an error.
+// removeObjects removes objects from..to-1 of prefix. Missing objects are
+// not an error.
 func removeObjects(ctx context.Context, ioctx *rados.IOContext, prefix string, from, to int64) error {
-	const parallel = 16
-	next := make(chan int64)
-	var mu sync.Mutex
-	var first error
-	var wg sync.WaitGroup
-	for range parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range next {
-				err := ioctx.Delete(radosbench.ObjectName(prefix, n))
-				if err != nil && !errors.Is(err, rados.ErrNotFound) {
-					mu.Lock()
-					first = errors.Join(first, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for n := from; n < to && ctx.Err() == nil; n++ {
-		next <- n
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(first, ctx.Err())
+	return removeAll(ctx, ioctx, int(max(to-from, 0)), func(i int, b []byte) []byte {
+		b = append(append(b, prefix...), "_object"...)
+		return strconv.AppendInt(b, from+int64(i), 10)
+	})
 }
 
 // CleanupResult says what Cleanup removed.
@@ -175,20 +154,21 @@ func CleanupTarget(ctx context.Context, t Target, prefix string) (int64, error) 
 
 // refuseFull fails when the cluster says writes to pool would block: a full
 // OSD or pool makes librados wait for space, so a write bench would hang
-// instead of measuring.
-func refuseFull(conn *rados.Conn, pool string) error {
+// instead of measuring. It returns the snapshot it looked at, nil when the
+// monitors did not answer (no verdict: the run finds out).
+func refuseFull(conn *rados.Conn, pool string) (*cluster.Snapshot, error) {
 	s, err := cluster.Collect(conn)
 	if err != nil {
-		return nil // no verdict: let the run find out
+		return nil, nil
 	}
 	if msg, full := s.Health.Checks["OSD_FULL"]; full {
-		return engine.Usagef("pool %s cannot take writes: %s (OSD_FULL)", pool, msg)
+		return nil, engine.Usagef("pool %s cannot take writes: %s (OSD_FULL)", pool, msg)
 	}
 	for _, p := range s.Pools {
 		flags := strings.Split(p.Flags, ",")
 		if p.Name == pool && (slices.Contains(flags, "full") || slices.Contains(flags, "full_quota")) {
-			return engine.Usagef("pool %s cannot take writes: it is full (flags %s)", pool, p.Flags)
+			return nil, engine.Usagef("pool %s cannot take writes: it is full (flags %s)", pool, p.Flags)
 		}
 	}
-	return nil
+	return s, nil
 }

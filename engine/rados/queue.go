@@ -43,7 +43,11 @@ func (q *queue) Submit(op *engine.Op) error {
 		b = append(append(b, q.s.prefix...), "_object"...)
 		return strconv.AppendInt(b, op.Object, 10)
 	}
-	slot, err := q.aio.submit(name, op.Kind == engine.Write, op.Buf, op.Offset)
+	kind := aioRead
+	if op.Kind == engine.Write {
+		kind = aioWrite
+	}
+	slot, err := q.aio.submit(name, kind, op.Buf, op.Offset)
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,11 @@ type Session struct {
 	written     atomic.Int64
 	createdFrom int64
 	queues      sync.WaitGroup
+
+	// atOpen is the snapshot a writing session takes to check for a full
+	// pool; the first ClusterSnapshot hands it out instead of asking the
+	// monitors the same five questions again a moment later.
+	atOpen atomic.Pointer[cluster.Snapshot]
 }
 
 // writerRuns counts this process's writing sessions.
@@ -110,9 +115,11 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 		return fail(fmt.Errorf("opening pool %s: %w", t.Pool, err))
 	}
 	if w.Writes() {
-		if err := refuseFull(conn, t.Pool); err != nil {
+		snap, err := refuseFull(conn, t.Pool)
+		if err != nil {
 			return fail(err)
 		}
+		s.atOpen.Store(snap)
 	}
 	s.geo = engine.Geometry{Layout: engine.Objects}
 	if w.Reads() {
@@ -144,8 +151,14 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 }
 
 // ClusterSnapshot records the cluster's state over the session's
-// connection.
-func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(s.conn) }
+// connection; the first call may return the state recorded when the
+// session opened.
+func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) {
+	if snap := s.atOpen.Swap(nil); snap != nil {
+		return snap, nil
+	}
+	return cluster.Collect(s.conn)
+}
 
 // Prefix is the name prefix of the objects this session reads or writes.
 func (s *Session) Prefix() string { return s.prefix }

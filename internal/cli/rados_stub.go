@@ -16,7 +16,7 @@ func withoutCeph(use, what string) *cobra.Command {
 		Short:              what + " (this build has no Ceph support)",
 		DisableFlagParsing: true,
 		RunE: func(*cobra.Command, []string) error {
-			return usagef("this cephbench was built without Ceph support: build it with `make` (go build -tags ceph,pacific), which needs librados-dev")
+			return usagef("this cephbench was built without Ceph support: build it with `make` (go build -tags ceph,pacific), which needs librados-dev and libradospp-dev")
 		},
 	}
 }
