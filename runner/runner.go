@@ -163,6 +163,20 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		}
 	}
 
+	buffers, err := newBufferArena(w.Workers*w.QueueDepth, int(w.BlockSize), geo.Alignment)
+	if err != nil {
+		for _, q := range queues {
+			q.Close()
+		}
+		return nil, err
+	}
+	// Buffers are ready before the clock starts: filling a deep queue of
+	// large blocks takes a while and is not part of the first second.
+	bufs := make([][]byte, w.Workers*w.QueueDepth)
+	for i := range bufs {
+		bufs[i] = r.newBuffer(buffers.buffer(i))
+	}
+
 	if pb, ok := sess.(engine.ProcessorBound); ok && pb.BlocksProcessor() && !isAsync {
 		// Every sync slot may hold a P while blocked; the machine's own
 		// share stays free for the ticker, signals and the collector.
@@ -182,14 +196,15 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 
 	var wg sync.WaitGroup
 	for i, wk := range r.workers {
+		mine := bufs[i*w.QueueDepth : (i+1)*w.QueueDepth]
 		if isAsync {
 			wg.Add(1)
-			go func() { defer wg.Done(); r.asyncLoop(wk, queues[i], geo) }()
+			go func() { defer wg.Done(); r.asyncLoop(wk, queues[i], mine) }()
 			continue
 		}
-		for range w.QueueDepth {
+		for _, buf := range mine {
 			wg.Add(1)
-			go func() { defer wg.Done(); r.syncLoop(wk, geo) }()
+			go func() { defer wg.Done(); r.syncLoop(wk, buf) }()
 		}
 	}
 	done := make(chan struct{})
@@ -198,6 +213,13 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	r.tickUntil(done, col, interval, opts.Progress)
 	for _, wk := range r.workers {
 		out.Abandoned += wk.started.Load() - wk.finished.Load()
+	}
+	select {
+	case <-done:
+		_ = buffers.release() // unmapping our own mapping fails only on a bug
+	default:
+		// A loop stuck in its engine past the drain grace may still write
+		// into its buffer; the mapping stays for the life of the process.
 	}
 	now := engine.Now()
 	measured := max(now-r.rampEnd, 0)
@@ -385,8 +407,8 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 }
 
 // syncLoop is one in-flight slot of a worker on a synchronous session.
-func (r *run) syncLoop(wk *worker, geo engine.Geometry) {
-	op := &engine.Op{Buf: r.newBuffer(geo.Alignment)}
+func (r *run) syncLoop(wk *worker, buf []byte) {
+	op := &engine.Op{Buf: buf}
 	timer := newStoppedTimer()
 	for {
 		start, measured, ok := r.admit(timer)
@@ -420,28 +442,30 @@ type slot struct {
 }
 
 // asyncLoop keeps QueueDepth ops in flight on one queue.
-func (r *run) asyncLoop(wk *worker, q engine.Queue, geo engine.Geometry) {
+func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	defer q.Close()
 	depth := r.w.QueueDepth
 	free := make([]*slot, 0, depth)
-	for range depth {
-		s := &slot{op: engine.Op{Buf: r.newBuffer(geo.Alignment)}}
+	for i := range depth {
+		s := &slot{op: engine.Op{Buf: bufs[i]}}
 		s.op.Tag = s
 		free = append(free, s)
 	}
 	done := make([]*engine.Op, depth)
 	timer := newStoppedTimer()
 	inFlight, stopping := 0, false
-	for {
+	// submit fills the free slots, unless pacing says wait or a bound
+	// says stop.
+	submit := func() {
 		for !stopping && len(free) > 0 {
 			if r.pacer != nil && inFlight > 0 && r.pacer.Due(r.slot.Load()) > engine.Now()-r.t0 {
-				break // reap what completed before sleeping until the next slot
+				return // reap what completed before sleeping until the next slot
 			}
 			start, measured, ok := r.admit(timer)
 			s := free[len(free)-1]
 			if !ok || !r.next(wk, &s.op) {
 				stopping = true
-				break
+				return
 			}
 			s.start, s.measured = start, measured
 			wk.started.Add(1)
@@ -452,6 +476,9 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, geo engine.Geometry) {
 			free = free[:len(free)-1]
 			inFlight++
 		}
+	}
+	for {
+		submit()
 		if inFlight == 0 {
 			if stopping {
 				return
@@ -477,6 +504,9 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, geo engine.Geometry) {
 			r.finish(wk, op, s.start, s.measured, op.Err)
 			free = append(free, s)
 			inFlight--
+			// Each slot goes back in flight as soon as it is checked,
+			// not after the whole batch: the queue stays deeper.
+			submit()
 		}
 		if n == 0 && min == 0 {
 			time.Sleep(50 * time.Microsecond)
@@ -490,30 +520,13 @@ func newStoppedTimer() *time.Timer {
 	return t
 }
 
-// newBuffer returns a block-sized buffer prepared for writes (the session's
-// payload or the default pattern), its address aligned to align (for
-// O_DIRECT) when align > 0.
-func (r *run) newBuffer(align int) []byte {
-	b := alignedBuffer(int(r.w.BlockSize), align)
+// newBuffer prepares b for writes (the session's payload or the default
+// pattern) and returns it.
+func (r *run) newBuffer(b []byte) []byte {
 	if r.payload != nil {
 		r.payload.InitBuffer(b)
 	} else {
 		workload.Fill(b)
-	}
-	return b
-}
-
-func alignedBuffer(n, align int) []byte {
-	var b []byte
-	if align <= 1 {
-		b = make([]byte, n)
-	} else {
-		raw := make([]byte, n+align)
-		off := 0
-		if rem := int(uintptrOf(raw) % uintptr(align)); rem != 0 {
-			off = align - rem
-		}
-		b = raw[off : off+n : off+n]
 	}
 	return b
 }
