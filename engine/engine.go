@@ -56,6 +56,11 @@ type Op struct {
 	// timestamps completions itself (in C, at the completion callback)
 	// sets it; otherwise the runner does.
 	Completed time.Duration
+	// Issued is when the engine actually started the op, on the Now
+	// clock, for an engine that records it (a StagingQueue starts a staged
+	// op well after its Submit); zero otherwise. Latency counts from it,
+	// except in a paced run, where it counts from the op's scheduled time.
+	Issued time.Duration
 
 	// Tag is the runner's own bookkeeping; engines leave it alone.
 	Tag any
@@ -128,6 +133,26 @@ type Queue interface {
 	// Close waits for ops in flight and frees the queue.
 	Close() error
 }
+
+// StagingQueue is a Queue that can also hold Spare ops beyond its depth and
+// start each the moment an op in flight completes, without waiting for its
+// caller: the depth stays full while the caller sleeps, and the caller
+// wakes once per batch instead of once per op. Reap sets a staged op's
+// Issued, or fails it with ErrNotIssued if it never started.
+type StagingQueue interface {
+	Queue
+	// Spare is how many ops beyond the depth Submit takes once Stage is
+	// called.
+	Spare() int
+	// Stage turns staging on until cutoff (on the Now clock): an op
+	// still staged then never starts.
+	Stage(cutoff time.Duration)
+}
+
+// ErrNotIssued is the Err of a staged op that never started, because the
+// cutoff passed or the queue closed first: it did no I/O and counts for
+// nothing.
+var ErrNotIssued = errors.New("staged op never started")
 
 // ProcessorBound is implemented by a session whose Do blocks in the kernel
 // without handing its Go scheduler processor (P) to other goroutines, the

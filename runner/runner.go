@@ -163,7 +163,23 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		}
 	}
 
-	buffers, err := newBufferArena(w.Workers*w.QueueDepth, int(w.BlockSize), geo.Alignment)
+	// Staging starts ops later than the runner admits them, which only
+	// an unpaced run without a ramp can allow: a pacer's schedule and the
+	// ramp's boundary are decided at admission.
+	spare := 0
+	if r.pacer == nil && w.Ramp == 0 && len(queues) > 0 {
+		spare = 1 << 30
+		for _, q := range queues {
+			sq, ok := q.(engine.StagingQueue)
+			if !ok {
+				spare = 0
+				break
+			}
+			spare = min(spare, sq.Spare())
+		}
+	}
+	slots := w.QueueDepth + spare // per worker
+	buffers, err := newBufferArena(w.Workers*slots, int(w.BlockSize), geo.Alignment)
 	if err != nil {
 		for _, q := range queues {
 			q.Close()
@@ -172,7 +188,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 	// Buffers are ready before the clock starts: filling a deep queue of
 	// large blocks takes a while and is not part of the first second.
-	bufs := make([][]byte, w.Workers*w.QueueDepth)
+	bufs := make([][]byte, w.Workers*slots)
 	for i := range bufs {
 		bufs[i] = r.newBuffer(buffers.buffer(i))
 	}
@@ -193,10 +209,15 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	if w.Duration > 0 {
 		r.end = r.rampEnd + w.Duration.D()
 	}
+	if spare > 0 {
+		for _, q := range queues {
+			q.(engine.StagingQueue).Stage(r.end)
+		}
+	}
 
 	var wg sync.WaitGroup
 	for i, wk := range r.workers {
-		mine := bufs[i*w.QueueDepth : (i+1)*w.QueueDepth]
+		mine := bufs[i*slots : (i+1)*slots]
 		if isAsync {
 			wg.Add(1)
 			go func() { defer wg.Done(); r.asyncLoop(wk, queues[i], mine) }()
@@ -212,7 +233,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 
 	r.tickUntil(done, col, interval, opts.Progress)
 	for _, wk := range r.workers {
-		out.Abandoned += wk.started.Load() - wk.finished.Load()
+		out.Abandoned += r.issuedInFlight(wk)
 	}
 	select {
 	case <-done:
@@ -293,12 +314,20 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 
 // tick adds the op counts to a closed interval, for the progress callback.
 func (r *run) tick(sec metrics.Second) Tick {
-	var started, finished int64
+	var inFlight, finished int64
 	for _, wk := range r.workers {
-		started += wk.started.Load()
 		finished += wk.finished.Load()
+		inFlight += r.issuedInFlight(wk)
 	}
-	return Tick{Second: sec, Started: started, Finished: finished, InFlight: started - finished}
+	return Tick{Second: sec, Started: finished + inFlight, Finished: finished, InFlight: inFlight}
+}
+
+// issuedInFlight counts a worker's ops in flight in its engine. Ops a
+// staging queue holds beyond the depth have not started: it starts one
+// as soon as one in flight completes, so never more than the depth are.
+func (r *run) issuedInFlight(wk *worker) int64 {
+	finished := wk.finished.Load()
+	return min(wk.started.Load()-finished, int64(r.w.QueueDepth))
 }
 
 // drainGrace is how long an interrupted run waits for ops in flight (a
@@ -444,7 +473,7 @@ type slot struct {
 // asyncLoop keeps QueueDepth ops in flight on one queue.
 func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	defer q.Close()
-	depth := r.w.QueueDepth
+	depth := len(bufs) // the queue's depth and the ops it may stage
 	free := make([]*slot, 0, depth)
 	for i := range depth {
 		s := &slot{op: engine.Op{Buf: bufs[i]}}
@@ -501,9 +530,17 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 		}
 		for _, op := range done[:n] {
 			s := op.Tag.(*slot)
-			r.finish(wk, op, s.start, s.measured, op.Err)
 			free = append(free, s)
 			inFlight--
+			if errors.Is(op.Err, engine.ErrNotIssued) {
+				wk.started.Add(-1) // it never started
+				continue
+			}
+			start := s.start
+			if r.pacer == nil && op.Issued != 0 {
+				start = op.Issued
+			}
+			r.finish(wk, op, start, s.measured, op.Err)
 			// Each slot goes back in flight as soon as it is checked,
 			// not after the whole batch: the queue stays deeper.
 			submit()
@@ -520,9 +557,12 @@ func newStoppedTimer() *time.Timer {
 	return t
 }
 
-// newBuffer prepares b for writes (the session's payload or the default
-// pattern) and returns it.
+// newBuffer prepares b for writes, if the workload writes (the session's
+// payload or the default pattern), and returns it.
 func (r *run) newBuffer(b []byte) []byte {
+	if !r.w.Writes() {
+		return b // reads fill it; the kernel zeroes it until then
+	}
 	if r.payload != nil {
 		r.payload.InitBuffer(b)
 	} else {

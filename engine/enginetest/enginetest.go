@@ -9,6 +9,7 @@
 package enginetest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,6 +79,7 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("WriteReadBack", func(t *testing.T) { testWriteReadBack(t, cfg) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, cfg) })
 	t.Run("Async", func(t *testing.T) { testAsync(t, cfg) })
+	t.Run("Staging", func(t *testing.T) { testStaging(t, cfg) })
 	t.Run("Direct", func(t *testing.T) { testDirect(t, cfg) })
 	t.Run("CloseRemovesOnlyItsOwn", func(t *testing.T) { testCloseRemovesOnlyItsOwn(t, cfg) })
 	t.Run("Keep", func(t *testing.T) { testKeep(t, cfg) })
@@ -490,6 +492,102 @@ func testAsync(t *testing.T, cfg Config) {
 		t.Errorf("Queue.Close: %v", err)
 	}
 	s.close()
+}
+
+func testStaging(t *testing.T, cfg Config) {
+	s := open(t, cfg, cfg.workload(t, cfg.NewTarget(t), 50, false))
+	defer s.close()
+	as, ok := s.Session.(engine.AsyncSession)
+	if !ok {
+		t.Skip("the session does not implement engine.AsyncSession")
+	}
+	const depth = 4
+	q, err := as.NewQueue(depth)
+	if err != nil {
+		t.Fatalf("NewQueue(%d): %v", depth, err)
+	}
+	defer q.Close()
+	sq, ok := q.(engine.StagingQueue)
+	if !ok || sq.Spare() == 0 {
+		t.Skip("the queue does not stage")
+	}
+	if depth+sq.Spare() > s.blocks() {
+		t.Fatalf("Spare() = %d: more than the %d blocks the suite addresses", sq.Spare(), s.blocks()-depth)
+	}
+	submit := func(kind engine.OpKind) []*engine.Op {
+		t.Helper()
+		ops := make([]*engine.Op, depth+sq.Spare())
+		for i := range ops {
+			ops[i] = s.op(kind, i)
+			if err := q.Submit(ops[i]); err != nil {
+				t.Fatalf("Submit of op %d on a staging queue of depth %d and %d spare: %v", i+1, depth, sq.Spare(), err)
+			}
+		}
+		return ops
+	}
+	// checkIssued checks that every op has its start, and that no more
+	// than the depth were ever in flight at once.
+	checkIssued := func(ops []*engine.Op) {
+		t.Helper()
+		type event struct {
+			at    time.Duration
+			delta int
+		}
+		var events []event
+		for _, op := range ops {
+			if op.Issued == 0 || op.Completed < op.Issued {
+				t.Fatalf("%s issued at %v, completed at %v: a staged op's latency counts from its start", s.describe(op), op.Issued, op.Completed)
+			}
+			events = append(events, event{op.Issued, 1}, event{op.Completed, -1})
+		}
+		slices.SortFunc(events, func(a, b event) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.delta, b.delta)) })
+		inFlight := 0
+		for _, e := range events {
+			if inFlight += e.delta; inFlight > depth {
+				t.Fatalf("%d ops in flight at once on a queue of depth %d: staged ops must wait for a free place", inFlight, depth)
+			}
+		}
+	}
+
+	sq.Stage(engine.Now() + time.Hour)
+	writes := submit(engine.Write)
+	reapAll(t, q, writes, len(writes))
+	checkIssued(writes)
+	reads := submit(engine.Read)
+	reapAll(t, q, reads, len(reads))
+	checkIssued(reads)
+	for _, op := range reads {
+		if err := s.verify(op); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// Past the cutoff, the staged ops never start.
+	sq.Stage(engine.Now())
+	late := submit(engine.Read)
+	done := make([]*engine.Op, len(late))
+	var started, unstarted int
+	for started+unstarted < len(late) {
+		var n int
+		within(t, "Reap", func() { n, err = q.Reap(t.Context(), 1, done) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range done[:n] {
+			switch {
+			case errors.Is(op.Err, engine.ErrNotIssued):
+				unstarted++
+			case op.Err != nil:
+				t.Errorf("%s: %v", s.describe(op), op.Err)
+			default:
+				started++
+			}
+		}
+	}
+	if started != depth || unstarted != sq.Spare() {
+		t.Errorf("past the cutoff, %d ops started and %d came back unstarted; want the %d submitted in a free place and the %d staged",
+			started, unstarted, depth, sq.Spare())
+	}
 }
 
 func testDirect(t *testing.T, cfg Config) {
