@@ -5,7 +5,8 @@
 #
 #   bench/compare-rados.sh          uses the cluster in CEPH_CONF, or starts a sandbox
 # Environment: SECONDS_PER_RUN (default 10), PAIRS (default 3), POOL (default
-# cbcompare, created and removed), CEPHBENCH (default bin/cephbench).
+# cbcompare, created and removed), CEPHBENCH (default bin/cephbench), ROWS (a
+# regular expression: only the rows whose names match; default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +58,7 @@ run() {
 printf '%-22s %9s %9s %8s %8s %8s %12s  %s\n' row "rados MB/s" "cb MB/s" "bw" "IOPS" "mean lat" "CPU s/op" "(cephbench/rados)"
 row() {
   local name=$1 mode=$2; shift 2
+  [[ $name =~ ${ROWS:-.} ]] || return 0
   rm -f "$out"/*.bw "$out"/*.iops "$out"/*.lat "$out"/*.cpu
   for i in $(seq "$PAIRS"); do
     # Alternate which tool goes first.

@@ -31,15 +31,17 @@ import (
 // Not safe for concurrent use.
 type aioQueue struct {
 	q      *C.cbq
-	depth  int
+	depth  int // ops in flight in librados, at most
+	slots  int // depth plus the spare ones that may wait staged
 	free   []int
 	pins   []runtime.Pinner
 	oids   [][]byte      // each slot's C oid buffer
 	offset time.Duration // engine.Now() minus CLOCK_MONOTONIC
 
-	slots []C.int
-	rets  []C.int
-	ends  []C.int64_t
+	doneSlots []C.int
+	rets      []C.int
+	starts    []C.int64_t
+	ends      []C.int64_t
 
 	// ready becomes readable when completions arrive; waiting on it in
 	// the Go runtime's poller holds no thread and does not make the
@@ -48,28 +50,38 @@ type aioQueue struct {
 	tick  [8]byte
 }
 
-func newAIOQueue(ioctx *rados.IOContext, depth int) (*aioQueue, error) {
-	if depth < 1 {
-		return nil, fmt.Errorf("rados: invalid queue depth %d", depth)
+// newAIOQueue returns a queue of depth ops in flight, with spare slots
+// more for ops that wait staged once stage turns staging on.
+func newAIOQueue(ioctx *rados.IOContext, depth, spare int) (*aioQueue, error) {
+	if depth < 1 || spare < 0 {
+		return nil, fmt.Errorf("rados: invalid queue depth %d+%d", depth, spare)
 	}
-	cq := C.cbq_new(C.rados_ioctx_t(ioctx.Pointer()), C.int(depth))
+	cq := C.cbq_new(C.rados_ioctx_t(ioctx.Pointer()), C.int(depth), C.int(spare))
 	if cq == nil {
 		return nil, errors.New("rados: out of memory for the aio queue")
 	}
+	n := depth + spare
 	a := &aioQueue{
-		q: cq, depth: depth, pins: make([]runtime.Pinner, depth), oids: make([][]byte, depth),
-		slots: make([]C.int, depth), rets: make([]C.int, depth), ends: make([]C.int64_t, depth),
+		q: cq, depth: depth, slots: n, pins: make([]runtime.Pinner, n), oids: make([][]byte, n),
+		doneSlots: make([]C.int, n), rets: make([]C.int, n), starts: make([]C.int64_t, n), ends: make([]C.int64_t, n),
 	}
 	a.offset = engine.Now() - time.Duration(C.cbq_now())
 	a.ready = os.NewFile(uintptr(C.cbq_eventfd(cq)), "rados completions")
-	for i := depth - 1; i >= 0; i-- {
+	for i := n - 1; i >= 0; i-- {
 		a.free = append(a.free, i)
 		a.oids[i] = unsafe.Slice((*byte)(unsafe.Pointer(C.cbq_oid(cq, C.int(i)))), C.CBQ_OID_MAX)
 	}
 	return a, nil
 }
 
-func (a *aioQueue) inFlight() int { return a.depth - len(a.free) }
+// inFlight counts the ops submitted and not reaped, staged ones included.
+func (a *aioQueue) inFlight() int { return a.slots - len(a.free) }
+
+// stage turns staging on until cutoff (on the engine.Now clock).
+func (a *aioQueue) stage(cutoff time.Duration) { C.cbq_stage(a.q, C.int64_t(cutoff-a.offset)) }
+
+// unstage turns staging off; the staged ops come back unissued.
+func (a *aioQueue) unstage() { C.cbq_unstage(a.q) }
 
 // aioOp is what submit asks of an object.
 type aioOp C.int
@@ -86,7 +98,7 @@ const (
 // until the slot is reaped), and a remove takes no buffer.
 func (a *aioQueue) submit(name func([]byte) []byte, op aioOp, buf []byte, off int64) (int, error) {
 	if len(a.free) == 0 {
-		return 0, fmt.Errorf("rados: queue of depth %d is full", a.depth)
+		return 0, fmt.Errorf("rados: queue of %d slots is full", a.slots)
 	}
 	if len(buf) == 0 && op != aioRemove {
 		return 0, errors.New("rados: empty buffer")
@@ -110,19 +122,32 @@ func (a *aioQueue) submit(name func([]byte) []byte, op aioOp, buf []byte, off in
 	return slot, nil
 }
 
-// reap hands up to limit completions to done (slot, bytes or -errno, end
-// time), without waiting, and returns how many.
-func (a *aioQueue) reap(limit int, done func(slot, ret int, end time.Duration)) int {
+// reaped is a finished op: its slot, bytes or -errno (or notIssued), and
+// when it started and ended on the engine.Now clock.
+type reaped struct {
+	slot, ret  int
+	start, end time.Duration
+}
+
+// notIssued is the ret of a staged op that never started.
+const notIssued = C.CBQ_NOT_ISSUED
+
+// reap hands up to limit finished ops to done, without waiting, and
+// returns how many.
+func (a *aioQueue) reap(limit int, done func(reaped)) int {
 	limit = min(limit, a.inFlight())
 	if limit <= 0 {
 		return 0
 	}
-	got := int(C.cbq_reap(a.q, C.int(limit), &a.slots[0], &a.rets[0], &a.ends[0]))
+	got := int(C.cbq_reap(a.q, C.int(limit), &a.doneSlots[0], &a.rets[0], &a.starts[0], &a.ends[0]))
 	for k := range got {
-		slot := int(a.slots[k])
-		a.pins[slot].Unpin()
-		a.free = append(a.free, slot)
-		done(slot, int(a.rets[k]), time.Duration(a.ends[k])+a.offset)
+		r := reaped{slot: int(a.doneSlots[k]), ret: int(a.rets[k]), end: time.Duration(a.ends[k]) + a.offset}
+		if a.starts[k] != 0 {
+			r.start = time.Duration(a.starts[k]) + a.offset
+		}
+		a.pins[r.slot].Unpin()
+		a.free = append(a.free, r.slot)
+		done(r)
 	}
 	return got
 }
@@ -147,7 +172,7 @@ const removeDepth = 64
 // until ctx ends; an object already gone is not a failure. It returns an
 // error counting the failures, wrapping the first, joined with ctx's.
 func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func(i int, b []byte) []byte) error {
-	a, err := newAIOQueue(ioctx, removeDepth)
+	a, err := newAIOQueue(ioctx, removeDepth, 0)
 	if err != nil {
 		return err
 	}
@@ -159,10 +184,10 @@ func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func
 		}
 		failed++
 	}
-	reaped := func(slot, ret int, _ time.Duration) {
-		if ret < 0 && syscall.Errno(-ret) != syscall.ENOENT {
-			oid := a.oids[slot]
-			fail(oid[:max(bytes.IndexByte(oid, 0), 0)], syscall.Errno(-ret))
+	check := func(r reaped) {
+		if r.ret < 0 && syscall.Errno(-r.ret) != syscall.ENOENT {
+			oid := a.oids[r.slot]
+			fail(oid[:max(bytes.IndexByte(oid, 0), 0)], syscall.Errno(-r.ret))
 		}
 	}
 	for i := 0; ; {
@@ -174,7 +199,7 @@ func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func
 		if a.inFlight() == 0 {
 			break
 		}
-		if a.reap(a.depth, reaped) == 0 {
+		if a.reap(a.depth, check) == 0 {
 			a.wait(time.Now().Add(time.Second))
 		}
 	}

@@ -170,7 +170,7 @@ var _ loadgen.Queue = (*ObjectQueue)(nil)
 
 // NewQueue returns an aio queue of the given depth on the pool.
 func (p *Pool) NewQueue(depth int) (*ObjectQueue, error) {
-	aio, err := newAIOQueue(p.ioctx, depth)
+	aio, err := newAIOQueue(p.ioctx, depth, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -219,15 +219,15 @@ func (q *ObjectQueue) Sleep(d time.Duration) {
 // reap hands back the ops that have completed, without waiting.
 func (q *ObjectQueue) reap(done []*loadgen.Op) int {
 	n := 0
-	q.aio.reap(len(done), func(slot, ret int, end time.Duration) {
-		op := q.ops[slot]
-		q.ops[slot] = nil
-		op.Completed = end
+	q.aio.reap(len(done), func(r reaped) {
+		op := q.ops[r.slot]
+		q.ops[r.slot] = nil
+		op.Completed = r.end
 		switch {
-		case ret < 0:
-			op.Err = syscall.Errno(-ret)
-		case !op.Write && ret < len(op.Buf):
-			op.Err = fmt.Errorf("%s: read %d of %d bytes at %d: %w", op.Name, ret, len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
+		case r.ret < 0:
+			op.Err = syscall.Errno(-r.ret)
+		case !op.Write && r.ret < len(op.Buf):
+			op.Err = fmt.Errorf("%s: read %d of %d bytes at %d: %w", op.Name, r.ret, len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
 		default:
 			op.Err = nil
 		}
