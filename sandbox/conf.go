@@ -73,6 +73,15 @@ func renderConf(p confParams) string {
 	// production disks; a sandbox on a build machine's disk is fine with less.
 	line("mon data avail warn = 5")
 	line("mon data avail crit = 2")
+	// A benchmark fills a few-GiB OSD in seconds, faster than the
+	// default ratios (writes stop at 95%, the OSD itself refuses at 97%)
+	// take effect, and BlueStore aborts on ENOSPC. Stopping writes with a
+	// few hundred MiB to spare keeps a full sandbox a full cluster, which
+	// is what a test of one wants, not a dead OSD.
+	line("mon osd nearfull ratio = .75")
+	line("mon osd backfillfull ratio = .80")
+	line("mon osd full ratio = .85")
+	line("osd failsafe full ratio = .90")
 	line("")
 	line("[client]")
 	line("keyring = %s", in(adminKeyring))
