@@ -37,6 +37,10 @@ cbq *cbq_new(rados_ioctx_t io, int depth, int spare);
 void cbq_free(cbq *q);
 int cbq_eventfd(cbq *q);
 char *cbq_oid(cbq *q, int slot);
+/* Sends rados bench's allocation hint with every write: the object and
+ * write sizes, sequential, append-only, immutable. Call before the first
+ * submit. */
+void cbq_hint(cbq *q, uint64_t object_size, uint64_t write_size);
 /* Turns staging on until cutoff_ns (CLOCK_MONOTONIC); a queue without
  * spare slots never stages. */
 void cbq_stage(cbq *q, int64_t cutoff_ns);

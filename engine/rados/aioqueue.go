@@ -77,6 +77,12 @@ func newAIOQueue(ioctx *rados.IOContext, depth, spare int) (*aioQueue, error) {
 // inFlight counts the ops submitted and not reaped, staged ones included.
 func (a *aioQueue) inFlight() int { return a.slots - len(a.free) }
 
+// hint sends rados bench's allocation hint with every write; call it
+// before the first submit.
+func (a *aioQueue) hint(objectSize, writeSize int64) {
+	C.cbq_hint(a.q, C.uint64_t(objectSize), C.uint64_t(writeSize))
+}
+
 // stage turns staging on until cutoff (on the engine.Now clock).
 func (a *aioQueue) stage(cutoff time.Duration) { C.cbq_stage(a.q, C.int64_t(cutoff-a.offset)) }
 

@@ -25,9 +25,13 @@ type Target struct {
 	Name    string // full entity name ("client.admin"); overrides User
 	Keyring string
 	Cluster string
+	// NoHints leaves out the allocation hint rados bench sends with every
+	// write (object size, write size, sequential, append-only,
+	// immutable), which BlueStore uses to lay objects out.
+	NoHints bool
 }
 
-// ParseTarget parses "POOL?conf=...&id=...&name=...&keyring=...&cluster=...&run-name=...".
+// ParseTarget parses "POOL?conf=...&id=...&name=...&keyring=...&cluster=...&run-name=...&hints=false".
 func ParseTarget(location string) (Target, error) {
 	pool, query, _ := strings.Cut(location, "?")
 	pool = strings.TrimSuffix(pool, "/")
@@ -54,16 +58,28 @@ func ParseTarget(location string) (Target, error) {
 			t.Keyring = v
 		case "cluster":
 			t.Cluster = v
+		case "hints":
+			hints, err := strconv.ParseBool(v)
+			if err != nil {
+				return Target{}, engine.Usagef("rados target: hints=%q: want true or false", v)
+			}
+			t.NoHints = !hints
 		default:
-			return Target{}, engine.Usagef("rados target: unknown option %q (known: conf, id, name, keyring, cluster, run-name)", key)
+			return Target{}, engine.Usagef("rados target: unknown option %q (known: conf, id, name, keyring, cluster, run-name, hints)", key)
 		}
 	}
 	return t, nil
 }
 
+// DefaultOpTimeout is librados' client-side op timeout when the workload
+// sets none: an op on a pool that filled up, or on PGs that lost every
+// OSD, then fails with ETIMEDOUT and is counted, instead of holding the
+// run's end forever. It is twice the age at which Ceph reports slow ops.
+const DefaultOpTimeout = 60 * time.Second
+
 // Connect opens a connection to the cluster the target names, with
-// opTimeout as librados' client-side op timeout (0: none). Connecting
-// gives up after connectTimeout.
+// opTimeout as librados' client-side op timeout (0: DefaultOpTimeout).
+// Connecting gives up after connectTimeout.
 func Connect(t Target, opTimeout time.Duration) (*rados.Conn, error) {
 	var conn *rados.Conn
 	var err error
@@ -99,9 +115,10 @@ func Connect(t Target, opTimeout time.Duration) (*rados.Conn, error) {
 		"client_mount_timeout": strconv.Itoa(int(connectTimeout.Seconds())),
 		"rados_mon_op_timeout": strconv.Itoa(int(connectTimeout.Seconds())),
 	}
-	if opTimeout > 0 {
-		opts["rados_osd_op_timeout"] = strconv.FormatFloat(opTimeout.Seconds(), 'f', -1, 64)
+	if opTimeout <= 0 {
+		opTimeout = DefaultOpTimeout
 	}
+	opts["rados_osd_op_timeout"] = strconv.FormatFloat(opTimeout.Seconds(), 'f', -1, 64)
 	if t.Keyring != "" {
 		opts["keyring"] = t.Keyring
 	}

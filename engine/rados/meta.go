@@ -78,7 +78,8 @@ func Cleanup(ctx context.Context, ioctx *rados.IOContext, runName, prefix string
 	if err := removeObjects(ctx, ioctx, p, 0, m.Objects()); err != nil {
 		return CleanupResult{}, err
 	}
-	if err := ioctx.Delete(metadataName(runName)); err != nil && !errors.Is(err, rados.ErrNotFound) {
+	meta := metadataName(runName)
+	if err := removeAll(ctx, ioctx, 1, func(_ int, b []byte) []byte { return append(b, meta...) }); err != nil {
 		return CleanupResult{}, err
 	}
 	return CleanupResult{Removed: m.Objects(), Prefix: p}, nil
@@ -94,17 +95,10 @@ func cleanupPrefix(ctx context.Context, ioctx *rados.IOContext, prefix string) (
 	if err != nil {
 		return CleanupResult{}, fmt.Errorf("listing objects: %w", err)
 	}
-	var removed int64
-	for _, n := range names {
-		if ctx.Err() != nil {
-			return CleanupResult{Removed: removed, Prefix: prefix}, ctx.Err()
-		}
-		if err := ioctx.Delete(n); err != nil && !errors.Is(err, rados.ErrNotFound) {
-			return CleanupResult{Removed: removed, Prefix: prefix}, err
-		}
-		removed++
+	if err := removeAll(ctx, ioctx, len(names), func(i int, b []byte) []byte { return append(b, names[i]...) }); err != nil {
+		return CleanupResult{Prefix: prefix}, err
 	}
-	return CleanupResult{Removed: removed, Prefix: prefix}, nil
+	return CleanupResult{Removed: int64(len(names)), Prefix: prefix}, nil
 }
 
 // LastWrite connects to t's cluster and returns the metadata of the last

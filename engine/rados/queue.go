@@ -47,6 +47,9 @@ func (s *Session) NewQueue(depth int) (engine.Queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.target.NoHints {
+		aio.hint(s.objSize, s.opSize)
+	}
 	s.queues.Add(1)
 	return &queue{s: s, aio: aio, spare: spare, ops: make([]*engine.Op, depth+spare)}, nil
 }

@@ -36,14 +36,19 @@ func (c *cephFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&c.cluster, "cluster", "", "cluster name")
 }
 
-// target is the rados:// target of the flags, with runName as its
-// metadata object.
-func (c *cephFlags) target(runName string) (rados.Target, spec.Target, error) {
+// target is the rados:// target of the flags, with more target options
+// (run-name, hints) from extra.
+func (c *cephFlags) target(extra map[string]string) (rados.Target, spec.Target, error) {
 	if c.pool == "" {
 		return rados.Target{}, spec.Target{}, usagef("no pool given: use -p POOL")
 	}
 	q := url.Values{}
-	for k, v := range map[string]string{"conf": c.conf, "id": c.id, "name": c.name, "keyring": c.keyring, "cluster": c.cluster, "run-name": runName} {
+	for k, v := range map[string]string{"conf": c.conf, "id": c.id, "name": c.name, "keyring": c.keyring, "cluster": c.cluster} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	for k, v := range extra {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -86,6 +91,8 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 		maxObjects int64
 		format     string
 		results    string
+		opTimeout  spec.Duration
+		noHints    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bench SECONDS write|seq|rand [-b SIZE] [-O SIZE] [-t N] [--no-cleanup]",
@@ -110,14 +117,18 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 			if threads < 1 {
 				return usagef("invalid -t %d: at least 1", threads)
 			}
-			rt, target, err := cf.target(runName)
+			extra := map[string]string{"run-name": runName}
+			if noHints {
+				extra["hints"] = "false"
+			}
+			rt, target, err := cf.target(extra)
 			if err != nil {
 				return err
 			}
 			w := spec.Workload{
 				Target: target, Pattern: spec.Sequential, BlockSize: opSize, ObjectSize: objectSize,
 				Objects: maxObjects, Workers: 1, QueueDepth: threads, Duration: secs, Keep: noCleanup,
-				Verify: !noVerify,
+				Verify: !noVerify, OpTimeout: opTimeout,
 			}
 			if mode != "write" {
 				m, err := rados.LastWrite(rt)
@@ -144,6 +155,8 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 	fl.IntVarP(&threads, "concurrent-ios", "t", 16, "ops in flight")
 	fl.BoolVar(&noCleanup, "no-cleanup", false, "keep the written objects (and the metadata object) for seq, rand and cleanup")
 	fl.BoolVar(&noVerify, "no-verify", false, "do not check the data read")
+	fl.BoolVar(&noHints, "no-hints", false, "do not send rados bench's allocation hint (object size, write size, sequential, immutable) with writes")
+	fl.Var(&opTimeout, "op-timeout", "fail (and count) an op that takes longer than this (default 60s)")
 	fl.StringVar(&runName, "run-name", "", "name of the metadata object (default benchmark_last_metadata)")
 	fl.Int64Var(&maxObjects, "max-objects", 0, "stop a write after this many objects")
 	fl.StringVarP(&format, "format", "f", "plain", "plain, json or json-pretty (rados bench's keys)")
@@ -211,7 +224,7 @@ func newRadosCleanupCmd(env Env, cf *cephFlags) *cobra.Command {
 			if prefix != "" && !strings.HasPrefix(prefix, "benchmark_data") {
 				return usagef("refusing prefix %q: only benchmark_data* objects are a benchmark's", prefix)
 			}
-			rt, _, err := cf.target(runName)
+			rt, _, err := cf.target(map[string]string{"run-name": runName})
 			if err != nil {
 				return err
 			}

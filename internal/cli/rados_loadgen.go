@@ -103,7 +103,7 @@ Ceph 16 ignores), is --read-percent here.`,
 			if err := cfg.Validate(); err != nil {
 				return usageErr(err)
 			}
-			rt, target, err := cf.target("")
+			rt, target, err := cf.target(nil)
 			if err != nil {
 				return err
 			}

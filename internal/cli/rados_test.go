@@ -229,3 +229,83 @@ func TestDisruptiveRadosBenchRefusesAFullPool(t *testing.T) {
 		t.Errorf("write to a full pool: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// Ops that can never complete (a full pool, PGs with no OSD) fail with
+// ETIMEDOUT after --op-timeout and are counted, and the run ends, where
+// rados bench waits forever. The pool's PGs map to an empty CRUSH root, so
+// the cluster warns of inactive PGs while the test runs.
+func TestDisruptiveRadosBenchTimesOutOpsThatCannotComplete(t *testing.T) {
+	if os.Getenv("CEPHBENCH_DISRUPTIVE") != "1" {
+		t.Skip("CEPHBENCH_DISRUPTIVE is not 1: scripts/test.sh runs the disruptive tests after the others")
+	}
+	if os.Getenv("CEPH_CONF") == "" {
+		t.Skip("no cluster: CEPH_CONF is unset")
+	}
+	name := fmt.Sprintf("cbnowhere-%d", rand.Uint32())
+	ceph(t, "osd", "crush", "add-bucket", name, "root")
+	ceph(t, "osd", "crush", "rule", "create-replicated", name, name, "host")
+	ceph(t, "osd", "pool", "create", name, "8", "8", "replicated", name)
+	t.Cleanup(func() {
+		for _, args := range [][]string{
+			{"osd", "pool", "rm", name, name, "--yes-i-really-really-mean-it"},
+			{"osd", "crush", "rule", "rm", name},
+			{"osd", "crush", "remove", name},
+		} {
+			if out, err := exec.Command("ceph", args...).CombinedOutput(); err != nil {
+				t.Errorf("ceph %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+	})
+	results := t.TempDir()
+	begin := time.Now()
+	code, out, errOut := cephbench(t, context.Background(), "rados", "bench", "-p", name, "2", "write", "-b", "4K", "-t", "4",
+		"--op-timeout", "3s", "--results", results)
+	if took := time.Since(begin); took > 30*time.Second {
+		t.Fatalf("the run took %v with a 3s op timeout\n%s\n%s", took, out, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("exit %d, %d results saved\n%s\n%s", code, len(files), out, errOut)
+	}
+	r, err := result.Load(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors["ETIMEDOUT"] == 0 || r.Ops["write"].Ops != 0 {
+		t.Errorf("errors %v, %d writes: want the stuck writes counted as ETIMEDOUT and none written", r.Errors, r.Ops["write"].Ops)
+	}
+}
+
+// A pool that fills up during a write: the writes that can no longer
+// complete time out and are counted, the run ends, and its cleanup still
+// removes every object it wrote, although the pool is full.
+func TestDisruptiveRadosBenchOnAPoolThatFillsUp(t *testing.T) {
+	if os.Getenv("CEPHBENCH_DISRUPTIVE") != "1" {
+		t.Skip("CEPHBENCH_DISRUPTIVE is not 1: scripts/test.sh runs the disruptive tests after the others")
+	}
+	pool := cephPool(t)
+	time.AfterFunc(3*time.Second, func() {
+		_ = exec.Command("ceph", "osd", "pool", "set-quota", pool, "max_objects", "10").Run()
+	})
+	results := t.TempDir()
+	begin := time.Now()
+	code, out, errOut := cephbench(t, context.Background(), "rados", "bench", "-p", pool, "15", "write", "-b", "4K", "-t", "16",
+		"--op-timeout", "3s", "--results", results)
+	if took := time.Since(begin); took > 60*time.Second {
+		t.Fatalf("exit %d after %v with a 3s op timeout\n%s\n%s", code, took, out, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("exit %d, %d results saved\n%s\n%s", code, len(files), out, errOut)
+	}
+	r, err := result.Load(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Ops["write"].Ops == 0 || r.Errors["ETIMEDOUT"] == 0 {
+		t.Errorf("%d writes, errors %v: want writes until the pool filled, then ETIMEDOUT", r.Ops["write"].Ops, r.Errors)
+	}
+	if left := poolObjects(t, pool); len(left) != 0 {
+		t.Errorf("the full pool keeps %d of the objects the run wrote\n%s", len(left), errOut)
+	}
+}
