@@ -178,10 +178,13 @@ const removeDepth = 64
 // until ctx ends; an object already gone is not a failure. It returns an
 // error counting the failures, wrapping the first, joined with ctx's.
 func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func(i int, b []byte) []byte) error {
-	a, err := newAIOQueue(ioctx, removeDepth, 0)
+	// As many more staged: the next remove starts from the callback of
+	// the last, and this goroutine wakes once per batch of completions.
+	a, err := newAIOQueue(ioctx, removeDepth, removeDepth)
 	if err != nil {
 		return err
 	}
+	a.stage(1 << 62)
 	var first error
 	failed := 0
 	fail := func(oid []byte, err error) {
@@ -197,7 +200,7 @@ func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func
 		}
 	}
 	for i := 0; ; {
-		for ; i < count && a.inFlight() < a.depth && ctx.Err() == nil; i++ {
+		for ; i < count && a.inFlight() < a.slots && ctx.Err() == nil; i++ {
 			if _, err := a.submit(func(b []byte) []byte { return name(i, b) }, aioRemove, nil, 0); err != nil {
 				fail(name(i, nil), err)
 			}
@@ -205,7 +208,7 @@ func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func
 		if a.inFlight() == 0 {
 			break
 		}
-		if a.reap(a.depth, check) == 0 {
+		if a.reap(a.slots, check) == 0 {
 			a.wait(time.Now().Add(time.Second))
 		}
 	}
