@@ -230,6 +230,27 @@ func TestDisruptiveRadosBenchRefusesAFullPool(t *testing.T) {
 	}
 }
 
+// benchWithin runs a cephbench command that must end within limit and save
+// one result, and returns that result and the command's stderr.
+func benchWithin(t *testing.T, limit time.Duration, args ...string) (*result.Result, string) {
+	t.Helper()
+	results := t.TempDir()
+	begin := time.Now()
+	code, out, errOut := cephbench(t, context.Background(), append(args, "--results", results)...)
+	if took := time.Since(begin); took > limit {
+		t.Fatalf("exit %d after %v; want the run over within %v\n%s\n%s", code, took, limit, out, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("exit %d, %d results saved\n%s\n%s", code, len(files), out, errOut)
+	}
+	r, err := result.Load(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, errOut
+}
+
 // Ops that can never complete (a full pool, PGs with no OSD) fail with
 // ETIMEDOUT after --op-timeout and are counted, and the run ends, where
 // rados bench waits forever. The pool's PGs map to an empty CRUSH root, so
@@ -256,21 +277,7 @@ func TestDisruptiveRadosBenchTimesOutOpsThatCannotComplete(t *testing.T) {
 			}
 		}
 	})
-	results := t.TempDir()
-	begin := time.Now()
-	code, out, errOut := cephbench(t, context.Background(), "rados", "bench", "-p", name, "2", "write", "-b", "4K", "-t", "4",
-		"--op-timeout", "3s", "--results", results)
-	if took := time.Since(begin); took > 30*time.Second {
-		t.Fatalf("the run took %v with a 3s op timeout\n%s\n%s", took, out, errOut)
-	}
-	files, _ := filepath.Glob(filepath.Join(results, "*.json"))
-	if len(files) != 1 {
-		t.Fatalf("exit %d, %d results saved\n%s\n%s", code, len(files), out, errOut)
-	}
-	r, err := result.Load(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := benchWithin(t, 30*time.Second, "rados", "bench", "-p", name, "2", "write", "-b", "4K", "-t", "4", "--op-timeout", "3s")
 	if r.Errors["ETIMEDOUT"] == 0 || r.Ops["write"].Ops != 0 {
 		t.Errorf("errors %v, %d writes: want the stuck writes counted as ETIMEDOUT and none written", r.Errors, r.Ops["write"].Ops)
 	}
@@ -287,21 +294,7 @@ func TestDisruptiveRadosBenchOnAPoolThatFillsUp(t *testing.T) {
 	time.AfterFunc(3*time.Second, func() {
 		_ = exec.Command("ceph", "osd", "pool", "set-quota", pool, "max_objects", "10").Run()
 	})
-	results := t.TempDir()
-	begin := time.Now()
-	code, out, errOut := cephbench(t, context.Background(), "rados", "bench", "-p", pool, "15", "write", "-b", "4K", "-t", "16",
-		"--op-timeout", "3s", "--results", results)
-	if took := time.Since(begin); took > 60*time.Second {
-		t.Fatalf("exit %d after %v with a 3s op timeout\n%s\n%s", code, took, out, errOut)
-	}
-	files, _ := filepath.Glob(filepath.Join(results, "*.json"))
-	if len(files) != 1 {
-		t.Fatalf("exit %d, %d results saved\n%s\n%s", code, len(files), out, errOut)
-	}
-	r, err := result.Load(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, errOut := benchWithin(t, 60*time.Second, "rados", "bench", "-p", pool, "15", "write", "-b", "4K", "-t", "16", "--op-timeout", "3s")
 	if r.Ops["write"].Ops == 0 || r.Errors["ETIMEDOUT"] == 0 {
 		t.Errorf("%d writes, errors %v: want writes until the pool filled, then ETIMEDOUT", r.Ops["write"].Ops, r.Errors)
 	}
