@@ -3,8 +3,8 @@
 package rados
 
 /*
+#include <stdint.h>
 #include <time.h>
-#include "aio.h"
 
 static void loadgen_sleep(int64_t ns)
 {
@@ -30,6 +30,7 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/aioq"
 	"github.com/cephbench/cephbench/internal/loadgen"
 )
 
@@ -158,7 +159,7 @@ func (p *Pool) Remove(ctx context.Context, names []string) error {
 	return removeAll(ctx, p.ioctx, len(names), func(i int, b []byte) []byte { return append(b, names[i]...) })
 }
 
-// ObjectQueue is a librados aio queue (aio.cc) for ops that name their
+// ObjectQueue is a librados aio queue (internal/aioq with the librados backend) for ops that name their
 // objects; completions are stamped in the librados callback. Not safe for
 // concurrent use.
 type ObjectQueue struct {
@@ -179,11 +180,11 @@ func (p *Pool) NewQueue(depth int) (*ObjectQueue, error) {
 
 // Submit starts op asynchronously.
 func (q *ObjectQueue) Submit(op *loadgen.Op) error {
-	kind := aioRead
+	kind := aioq.Read
 	if op.Write {
-		kind = aioWrite
+		kind = aioq.Write
 	}
-	slot, err := q.aio.submit(func(b []byte) []byte { return append(b, op.Name...) }, kind, op.Buf, op.Offset)
+	slot, err := q.aio.Submit(func(b []byte) []byte { return append(b, op.Name...) }, kind, op.Buf, op.Offset)
 	if err != nil {
 		return err
 	}
@@ -200,10 +201,10 @@ func (q *ObjectQueue) Reap(least int, wait time.Duration, done []*loadgen.Op) in
 	n := 0
 	for {
 		n += q.reap(done[n:])
-		if n >= least || q.aio.inFlight() == 0 || !time.Now().Before(deadline) {
+		if n >= least || q.aio.InFlight() == 0 || !time.Now().Before(deadline) {
 			return n
 		}
-		q.aio.wait(deadline)
+		q.aio.Wait(deadline)
 	}
 }
 
@@ -219,15 +220,15 @@ func (q *ObjectQueue) Sleep(d time.Duration) {
 // reap hands back the ops that have completed, without waiting.
 func (q *ObjectQueue) reap(done []*loadgen.Op) int {
 	n := 0
-	q.aio.reap(len(done), func(r reaped) {
-		op := q.ops[r.slot]
-		q.ops[r.slot] = nil
-		op.Completed = r.end
+	q.aio.Reap(len(done), func(r aioq.Reaped) {
+		op := q.ops[r.Slot]
+		q.ops[r.Slot] = nil
+		op.Completed = r.End
 		switch {
-		case r.ret < 0:
-			op.Err = syscall.Errno(-r.ret)
-		case !op.Write && r.ret < len(op.Buf):
-			op.Err = fmt.Errorf("%s: read %d of %d bytes at %d: %w", op.Name, r.ret, len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
+		case r.Ret < 0:
+			op.Err = syscall.Errno(-r.Ret)
+		case !op.Write && r.Ret < len(op.Buf):
+			op.Err = fmt.Errorf("%s: read %d of %d bytes at %d: %w", op.Name, r.Ret, len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
 		default:
 			op.Err = nil
 		}
@@ -239,9 +240,9 @@ func (q *ObjectQueue) reap(done []*loadgen.Op) int {
 
 // Close waits for the ops in flight and frees the queue.
 func (q *ObjectQueue) Close() {
-	done := make([]*loadgen.Op, q.aio.depth)
-	for q.aio.inFlight() > 0 {
-		q.Reap(q.aio.inFlight(), time.Second, done)
+	done := make([]*loadgen.Op, q.aio.Depth())
+	for q.aio.InFlight() > 0 {
+		q.Reap(q.aio.InFlight(), time.Second, done)
 	}
 	_ = q.aio.close()
 }

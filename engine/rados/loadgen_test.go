@@ -12,12 +12,13 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	cbrados "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/internal/cephtest"
 	"github.com/cephbench/cephbench/internal/loadgen"
 )
 
 func TestPoolCreatesOnlyNewObjectsAndRemovesWhatItIsGiven(t *testing.T) {
-	conn := cluster(t)
-	name := newPool(t, conn)
+	conn := cephtest.Cluster(t)
+	name := cephtest.Pool(t, conn, "cbtest")
 	ioctx, err := conn.OpenIOContext(name)
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +56,8 @@ func TestPoolCreatesOnlyNewObjectsAndRemovesWhatItIsGiven(t *testing.T) {
 }
 
 func TestObjectQueueWritesReadsAndStampsCompletions(t *testing.T) {
-	conn := cluster(t)
-	name := newPool(t, conn)
+	conn := cephtest.Cluster(t)
+	name := cephtest.Pool(t, conn, "cbtest")
 	pool, err := cbrados.OpenPool(cbrados.Target{Pool: name})
 	if err != nil {
 		t.Fatal(err)

@@ -3,47 +3,15 @@
 package rados_test
 
 import (
-	"fmt"
-	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/ceph/go-ceph/rados"
 
 	"github.com/cephbench/cephbench/engine/enginetest"
 	cbrados "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/internal/cephtest"
 	"github.com/cephbench/cephbench/spec"
 )
-
-// cluster connects to the test run's sandbox cluster, or skips: the
-// project's test command (scripts/test.sh) always starts one.
-func cluster(t *testing.T) *rados.Conn {
-	t.Helper()
-	if os.Getenv("CEPH_CONF") == "" {
-		t.Skip("no cluster: CEPH_CONF is unset (scripts/test.sh starts a sandbox cluster and sets it)")
-	}
-	conn, err := cbrados.Connect(cbrados.Target{}, 0)
-	if err != nil {
-		t.Fatalf("connecting to the sandbox: %v", err)
-	}
-	t.Cleanup(conn.Shutdown)
-	return conn
-}
-
-// newPool makes a pool that is removed when the test ends.
-func newPool(t *testing.T, conn *rados.Conn) string {
-	t.Helper()
-	name := fmt.Sprintf("cbtest-%d", rand.Uint32())
-	if err := conn.MakePool(name); err != nil {
-		t.Fatalf("creating pool %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := conn.DeletePool(name); err != nil {
-			t.Errorf("removing pool %s: %v", name, err)
-		}
-	})
-	return name
-}
 
 func objects(t *testing.T, conn *rados.Conn, pool string) []string {
 	t.Helper()
@@ -60,10 +28,10 @@ func objects(t *testing.T, conn *rados.Conn, pool string) []string {
 }
 
 func TestConformance(t *testing.T) {
-	conn := cluster(t)
+	conn := cephtest.Cluster(t)
 	enginetest.Run(t, enginetest.Config{
 		NewTarget: func(t *testing.T) spec.Target {
-			return spec.Target{Scheme: "rados", Location: newPool(t, conn)}
+			return spec.Target{Scheme: "rados", Location: cephtest.Pool(t, conn, "cbtest")}
 		},
 		Persistent: true,
 		Leftovers: func(t *testing.T, target spec.Target) []string {
@@ -88,8 +56,8 @@ func TestConformance(t *testing.T) {
 }
 
 func TestCleanupRefusesForeignPrefixes(t *testing.T) {
-	conn := cluster(t)
-	pool := newPool(t, conn)
+	conn := cephtest.Cluster(t)
+	pool := cephtest.Pool(t, conn, "cbtest")
 	ioctx, err := conn.OpenIOContext(pool)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,47 @@
+//go:build ceph
+
+// Package cephtest is what the Ceph engines' tests share: a connection to
+// the test run's cluster and pools that last one test.
+package cephtest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/ceph/go-ceph/rados"
+
+	cbrados "github.com/cephbench/cephbench/engine/rados"
+)
+
+// Cluster connects to the test run's sandbox cluster, or skips the test:
+// the project's test command (scripts/test.sh) always starts one.
+func Cluster(t *testing.T) *rados.Conn {
+	t.Helper()
+	if os.Getenv("CEPH_CONF") == "" {
+		t.Skip("no cluster: CEPH_CONF is unset (scripts/test.sh starts a sandbox cluster and sets it)")
+	}
+	conn, err := cbrados.Connect(cbrados.Target{}, 0)
+	if err != nil {
+		t.Fatalf("connecting to the sandbox: %v", err)
+	}
+	t.Cleanup(conn.Shutdown)
+	return conn
+}
+
+// Pool makes a pool named after prefix that is removed when the test
+// ends.
+func Pool(t *testing.T, conn *rados.Conn, prefix string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", prefix, rand.Uint32())
+	if err := conn.MakePool(name); err != nil {
+		t.Fatalf("creating pool %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := conn.DeletePool(name); err != nil {
+			t.Errorf("removing pool %s: %v", name, err)
+		}
+	})
+	return name
+}
