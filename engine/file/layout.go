@@ -21,10 +21,6 @@ import (
 // when blocks of several sizes may be mixed in it.
 const markAttr = "user.cephbench"
 
-// layoutChunk is the size of one layout write: large enough that laying
-// out a GiB takes a thousand system calls, not a quarter million.
-const layoutChunk = 1 << 20
-
 // regular is a regular file of the target as found before Open.
 type regular struct {
 	path   string
@@ -201,28 +197,12 @@ func setMark(path string, bs int64) error {
 	return nil
 }
 
-// layout writes the blocks of f from offset from (a multiple of bs) up to
-// size, each as a workload write would leave it, so that reads of a new
-// file verify and read real blocks, not holes. The data reaches the disk
-// before layout returns, so it does not burden the benchmark's writeback.
+// layout lays out f's blocks from offset from up to size (see
+// workload.LayOut), and has the data reach the disk before it returns, so
+// it does not burden the benchmark's writeback.
 func layout(ctx context.Context, f *os.File, id, bs, from, size int64) error {
-	chunk := max(bs, layoutChunk/bs*bs)
-	buf := make([]byte, min(chunk, size-from))
-	// Every block carries the same pattern; only the headers change.
-	for b := int64(0); b < int64(len(buf)); b += bs {
-		workload.Fill(buf[b:min(b+bs, int64(len(buf)))])
-	}
-	for off := from; off < size; off += chunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n := min(chunk, size-off)
-		for b := int64(0); b < n; b += bs {
-			workload.StampBlock(buf[b:min(b+bs, n)], id, off+b)
-		}
-		if _, err := f.WriteAt(buf[:n], off); err != nil {
-			return err
-		}
+	if err := workload.LayOut(ctx, f, id, bs, from, size, 1); err != nil {
+		return err
 	}
 	return f.Sync()
 }
