@@ -31,6 +31,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"syscall"
@@ -136,8 +137,15 @@ func (q *Queue) Slots() int { return q.slots }
 // InFlight counts the ops submitted and not reaped, staged ones included.
 func (q *Queue) InFlight() int { return q.slots - len(q.free) }
 
-// Stage turns staging on until cutoff (on the engine.Now clock).
-func (q *Queue) Stage(cutoff time.Duration) { C.aioq_stage(q.q, C.int64_t(cutoff-q.offset)) }
+// Stage turns staging on until cutoff (on the engine.Now clock); a cutoff
+// beyond the C clock's range means none.
+func (q *Queue) Stage(cutoff time.Duration) {
+	c := cutoff - q.offset
+	if q.offset < 0 && c < cutoff { // overflowed past the largest time
+		c = math.MaxInt64
+	}
+	C.aioq_stage(q.q, C.int64_t(c))
+}
 
 // Unstage turns staging off; the staged ops come back NotIssued.
 func (q *Queue) Unstage() { C.aioq_unstage(q.q) }

@@ -2,6 +2,7 @@ package aioq_test
 
 import (
 	"errors"
+	"math"
 	"syscall"
 	"testing"
 	"time"
@@ -175,4 +176,16 @@ func TestCloseRefusesOpsInFlight(t *testing.T) {
 	}
 	b.Complete(1, 0)
 	reapAll(q)
+}
+
+func TestStagingWithoutACutoff(t *testing.T) {
+	q, b := newQueue(t, 1, 1)
+	q.Stage(math.MaxInt64) // a run bounded by ops or bytes, not time
+	submit(t, q, 2, aioq.Write)
+	b.Complete(2, 0)
+	for _, r := range reapAll(q) {
+		if r.Ret != blockSize {
+			t.Errorf("reaped %+v; with no cutoff, a staged op must start", r)
+		}
+	}
 }
