@@ -146,9 +146,9 @@ func confName(t Target) string {
 	return "CEPH_CONF or /etc/ceph/ceph.conf"
 }
 
-// errnoOf turns a go-ceph error into the syscall.Errno it carries, so
-// results count failures by errno name (EIO, ETIMEDOUT, ENOSPC ...).
-func errnoOf(err error) error {
+// Errno is the errno a go-ceph error carries (go-ceph's errors hold the
+// negative return code of the C call), or 0 if it carries none.
+func Errno(err error) syscall.Errno {
 	var coded interface{ ErrorCode() int }
 	if errors.As(err, &coded) {
 		code := coded.ErrorCode()
@@ -156,6 +156,15 @@ func errnoOf(err error) error {
 			code = -code
 		}
 		return syscall.Errno(code)
+	}
+	return 0
+}
+
+// errnoOf turns a go-ceph error into the syscall.Errno it carries, so
+// results count failures by errno name (EIO, ETIMEDOUT, ENOSPC ...).
+func errnoOf(err error) error {
+	if e := Errno(err); e != 0 {
+		return e
 	}
 	return err
 }

@@ -36,18 +36,24 @@ func (c *cephFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&c.cluster, "cluster", "", "cluster name")
 }
 
-// target is the rados:// target of the flags, with more target options
-// (run-name, hints) from extra.
-func (c *cephFlags) target(extra map[string]string) (rados.Target, spec.Target, error) {
-	if c.pool == "" {
-		return rados.Target{}, spec.Target{}, usagef("no pool given: use -p POOL")
-	}
+// query holds the connection options of the flags, for a target's query.
+func (c *cephFlags) query() url.Values {
 	q := url.Values{}
 	for k, v := range map[string]string{"conf": c.conf, "id": c.id, "name": c.name, "keyring": c.keyring, "cluster": c.cluster} {
 		if v != "" {
 			q.Set(k, v)
 		}
 	}
+	return q
+}
+
+// target is the rados:// target of the flags, with more target options
+// (run-name, hints) from extra.
+func (c *cephFlags) target(extra map[string]string) (rados.Target, spec.Target, error) {
+	if c.pool == "" {
+		return rados.Target{}, spec.Target{}, usagef("no pool given: use -p POOL")
+	}
+	q := c.query()
 	for k, v := range extra {
 		if v != "" {
 			q.Set(k, v)

@@ -18,16 +18,25 @@ import (
 	"github.com/cephbench/cephbench/sandbox"
 )
 
-// cephPool makes a pool on the test run's cluster (scripts/test.sh starts
-// a sandbox and sets CEPH_CONF), removed when the test ends.
-func cephPool(t *testing.T) string {
+// cephPool makes a pool for RADOS on the test run's cluster
+// (scripts/test.sh starts a sandbox and sets CEPH_CONF), removed when the
+// test ends.
+func cephPool(t *testing.T) string { return poolFor(t, "rados") }
+
+// poolFor makes a pool for app: "rados", or "rbd" (initialised as rbd pool
+// init does).
+func poolFor(t *testing.T, app string) string {
 	t.Helper()
 	if os.Getenv("CEPH_CONF") == "" {
 		t.Skip("no cluster: CEPH_CONF is unset (scripts/test.sh starts a sandbox cluster and sets it)")
 	}
-	pool := fmt.Sprintf("cbcli-%d", rand.Uint32())
+	pool := fmt.Sprintf("cbcli%s-%d", app, rand.Uint32())
 	ceph(t, "osd", "pool", "create", pool, "8")
-	ceph(t, "osd", "pool", "application", "enable", pool, "rados")
+	if app == "rbd" {
+		tool(t, "rbd", "pool", "init", pool)
+	} else {
+		ceph(t, "osd", "pool", "application", "enable", pool, app)
+	}
 	t.Cleanup(func() {
 		out, err := exec.Command("ceph", "osd", "pool", "rm", pool, pool, "--yes-i-really-really-mean-it").CombinedOutput()
 		if err != nil {
