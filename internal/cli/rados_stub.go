@@ -10,6 +10,8 @@ func newRadosCmd(Env) *cobra.Command { return withoutCeph("rados", "RADOS benchm
 
 func newClusterCmd(Env) *cobra.Command { return withoutCeph("cluster", "the Ceph cluster's state") }
 
+func newRBDCmd(Env) *cobra.Command { return withoutCeph("rbd", "RBD benchmarks") }
+
 func withoutCeph(use, what string) *cobra.Command {
 	return &cobra.Command{
 		Use:                use,

@@ -1,0 +1,25 @@
+/* The librbd backend of the aioq queue core (backend.c). */
+#ifndef CEPHBENCH_RBD_BACKEND_H
+#define CEPHBENCH_RBD_BACKEND_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+
+#include "aioq.h"
+
+typedef struct cbrbd cbrbd;
+
+/* Opens the image for reads and writes (registering librbd's watch on it). */
+int cbrbd_open(rados_ioctx_t io, const char *name, cbrbd **out);
+int cbrbd_size(cbrbd *b, uint64_t *size);
+/* Closes the image; every op must have completed. */
+int cbrbd_close(cbrbd *b);
+/* The aioq_issue_fn, with a cbrbd as its ctx. */
+int cbrbd_issue(void *ctx, aioq_slot *s);
+/* Blocking reads and writes: bytes or -errno. */
+ssize_t cbrbd_read(cbrbd *b, uint64_t off, size_t len, char *buf);
+ssize_t cbrbd_write(cbrbd *b, uint64_t off, size_t len, const char *buf);
+
+#endif

@@ -1,0 +1,17 @@
+// Package rbd is the engine for Ceph RBD images, scheme "rbd":
+// rbd://POOL/IMAGE, with the rados engine's connection options in the query
+// (conf, id, name, keyring, cluster) and CEPH_CONF / CEPH_ARGS in the
+// environment, plus create=true to create the image, of the workload's
+// size, when it does not exist.
+//
+// It writes to an existing image, as rbd bench does, except one in use (it
+// has watchers: mapped, or open in another client) or one that carries a
+// filesystem or partition signature at its start; Force overrides both. It
+// removes only images it created, unless Keep, and never resizes an image.
+// The data path drives librbd aio from C (backend.c, a backend of the
+// queue core in internal/aioq), so one image handle keeps any queue depth
+// in flight without an OS thread per op.
+//
+// It needs cgo, librados and librbd; it is built with the "ceph" build tag
+// (and "pacific" for go-ceph on Ceph 16), as `make` does.
+package rbd

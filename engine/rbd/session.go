@@ -1,0 +1,351 @@
+//go:build ceph
+
+package rbd
+
+/*
+#cgo LDFLAGS: -lrbd -lrados
+#cgo CFLAGS: -I${SRCDIR}/../../internal/aioq
+#include <stdlib.h>
+#include "backend.h"
+
+static void *cbrbd_issue_fn(void) { return (void *)cbrbd_issue; }
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/ceph/go-ceph/rados"
+	"github.com/ceph/go-ceph/rbd"
+
+	"github.com/cephbench/cephbench/cluster"
+	"github.com/cephbench/cephbench/engine"
+	cbrados "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/internal/aioq"
+	"github.com/cephbench/cephbench/internal/devsafe"
+	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/workload"
+)
+
+// The image metadata cephbench keeps on images it creates: createdKey
+// marks them (its value names the process), so that a later cleanup may
+// remove a kept one; blockSizeKey is the block size of the verifiable
+// data an image holds, as laid out or written whole by cephbench.
+const (
+	createdKey   = "cephbench.created"
+	blockSizeKey = "cephbench.block-size"
+)
+
+func init() {
+	engine.Register("rbd", engine.Func(func(ctx context.Context, w *spec.Workload) (engine.Session, error) {
+		s, err := Open(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}))
+	engine.RegisterCleaner("rbd", func(_ context.Context, t spec.Target) error { return cleanKept(t) })
+}
+
+// Session is an open image. Do, Geometry and NewQueue are safe for
+// concurrent use; Close is called once, after every op and queue has
+// finished.
+type Session struct {
+	conn    *rados.Conn
+	ioctx   *rados.IOContext
+	target  Target
+	image   *C.cbrbd
+	created bool
+	keep    bool
+	bs      int64
+	geo     engine.Geometry
+	queues  sync.WaitGroup
+}
+
+var (
+	_ engine.AsyncSession    = (*Session)(nil)
+	_ engine.ClusterReporter = (*Session)(nil)
+)
+
+// connect opens t's pool, or fails with a usage error if it does not exist.
+func connect(t Target, opTimeout spec.Duration) (*rados.Conn, *rados.IOContext, error) {
+	conn, err := cbrados.Connect(t.Conn, opTimeout.D())
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := conn.GetPoolByName(t.Conn.Pool); err != nil {
+		conn.Shutdown()
+		return nil, nil, engine.Usagef("pool %q does not exist", t.Conn.Pool)
+	}
+	ioctx, err := conn.OpenIOContext(t.Conn.Pool)
+	if err != nil {
+		conn.Shutdown()
+		return nil, nil, fmt.Errorf("opening pool %s: %w", t.Conn.Pool, err)
+	}
+	return conn, ioctx, nil
+}
+
+// Open connects and opens the image, creating it if the target asks and
+// it does not exist. It refuses with an *engine.UsageError, before any
+// I/O: a missing pool or image; a workload that writes to an image in
+// use or one carrying a filesystem or partition signature, without Force;
+// a region larger than the image; verified reads of data cephbench did
+// not write.
+func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
+	t, err := ParseTarget(w.Target.Location)
+	if err != nil {
+		return nil, err
+	}
+	conn, ioctx, err := connect(t, w.OpTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{conn: conn, ioctx: ioctx, target: t, keep: w.Keep, bs: int64(w.BlockSize)}
+	fail := func(err error) (*Session, error) {
+		s.keep = false // nothing of a failed Open is kept
+		return nil, errors.Join(err, s.Close(ctx))
+	}
+	name := t.Conn.Pool + "/" + t.Image
+
+	mark, err := s.inspect(w)
+	switch {
+	case errors.Is(err, rbd.ErrNotFound) && !t.Create:
+		return fail(engine.Usagef("image %s does not exist: create it (rbd create), or let cephbench create it with --create and --size", name))
+	case errors.Is(err, rbd.ErrNotFound) && w.FileSize == 0:
+		return fail(engine.Usagef("creating image %s needs its size (--size)", name))
+	case errors.Is(err, rbd.ErrNotFound):
+		if err := s.create(uint64(w.FileSize)); err != nil {
+			return fail(err)
+		}
+	case err != nil:
+		return fail(err)
+	case w.Verify && w.Reads() && mark != strconv.FormatInt(s.bs, 10):
+		return fail(engine.Usagef("image %s does not hold cephbench's data in %s blocks, so reads cannot be verified: drop --verify, or let cephbench create the image", name, w.BlockSize))
+	}
+
+	cname := C.CString(t.Image)
+	defer C.free(unsafe.Pointer(cname))
+	if r := C.cbrbd_open(C.rados_ioctx_t(ioctx.Pointer()), cname, &s.image); r < 0 {
+		return fail(fmt.Errorf("opening image %s: %w", name, syscall.Errno(-r)))
+	}
+	var size C.uint64_t
+	if r := C.cbrbd_size(s.image, &size); r < 0 {
+		return fail(fmt.Errorf("image %s: %w", name, syscall.Errno(-r)))
+	}
+	region := int64(size)
+	switch {
+	case w.FileSize > 0 && int64(w.FileSize) > region:
+		return fail(engine.Usagef("--size %s is larger than image %s (%s): cephbench never resizes an image it did not create", w.FileSize, name, spec.Size(region)))
+	case w.FileSize > 0:
+		region = int64(w.FileSize)
+	}
+	if region < s.bs {
+		return fail(engine.Usagef("image %s (%s) is smaller than one %s block", name, spec.Size(region), w.BlockSize))
+	}
+	s.geo = engine.Geometry{Layout: engine.Blocks, Files: 1, Size: region - region%s.bs}
+	if s.created && w.Reads() {
+		if err := s.layOut(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	// What the image holds for later sessions: blocks of this size, or
+	// (written over with another size) a mix nothing can verify.
+	bs := strconv.FormatInt(s.bs, 10)
+	switch {
+	case s.created:
+		err = s.setMetadata(blockSizeKey, bs)
+	case mark != "" && mark != bs && w.Writes():
+		err = s.setMetadata(blockSizeKey, "0")
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+// inspect looks at the image without opening it for writes (which would
+// make cephbench a watcher of it). It returns the block size of the
+// verifiable data the image holds if cephbench created it ("" if it did
+// not, "0" if blocks of several sizes are mixed), or rbd.ErrNotFound.
+func (s *Session) inspect(w *spec.Workload) (mark string, err error) {
+	name := s.target.Conn.Pool + "/" + s.target.Image
+	img, err := rbd.OpenImageReadOnly(s.ioctx, s.target.Image, rbd.NoSnapshot)
+	if err != nil {
+		if errors.Is(err, rbd.ErrNotFound) {
+			return "", err
+		}
+		return "", fmt.Errorf("opening image %s: %w", name, err)
+	}
+	defer img.Close()
+	if _, err := img.GetMetadata(createdKey); err == nil {
+		mark, _ = img.GetMetadata(blockSizeKey)
+	}
+	if !w.Writes() || w.Force {
+		return mark, nil
+	}
+	watchers, err := img.ListWatchers()
+	if err != nil {
+		return "", fmt.Errorf("listing the watchers of image %s: %w", name, err)
+	}
+	if len(watchers) > 0 {
+		return "", engine.Usagef("image %s is in use (%d watchers, the first at %s: mapped, or open in another client): writing would corrupt what its user sees; pass --force to write anyway",
+			name, len(watchers), watchers[0].Addr)
+	}
+	sig, err := devsafe.Signature(img)
+	if err != nil {
+		return "", fmt.Errorf("reading the start of image %s: %w", name, err)
+	}
+	if sig != "" {
+		return "", engine.Usagef("image %s holds a %s signature at its start: writing would destroy it; pass --force to write anyway", name, sig)
+	}
+	return mark, nil
+}
+
+// create creates the image, marked as cephbench's.
+func (s *Session) create(size uint64) error {
+	name := s.target.Conn.Pool + "/" + s.target.Image
+	if err := rbd.CreateImage(s.ioctx, s.target.Image, size, rbd.NewRbdImageOptions()); err != nil {
+		return fmt.Errorf("creating image %s: %w", name, err)
+	}
+	s.created = true
+	host, _ := os.Hostname()
+	return s.setMetadata(createdKey, fmt.Sprintf("%s:%d", host, os.Getpid()))
+}
+
+func (s *Session) setMetadata(key, value string) error {
+	img, err := rbd.OpenImage(s.ioctx, s.target.Image, rbd.NoSnapshot)
+	if err != nil {
+		return fmt.Errorf("opening image %s/%s: %w", s.target.Conn.Pool, s.target.Image, err)
+	}
+	defer img.Close()
+	if err := img.SetMetadata(key, value); err != nil {
+		return fmt.Errorf("image %s/%s: setting %s: %w", s.target.Conn.Pool, s.target.Image, key, err)
+	}
+	return nil
+}
+
+// layOut writes verifiable blocks over the whole region, so that reads of
+// a new image read data from the OSDs (a never-written extent is answered
+// without touching them) and can be verified.
+func (s *Session) layOut(ctx context.Context) error {
+	if err := workload.LayOut(ctx, imageWriter{s.image}, 0, s.bs, 0, s.geo.Size, 8); err != nil {
+		return fmt.Errorf("laying out image %s/%s: %w", s.target.Conn.Pool, s.target.Image, err)
+	}
+	return nil
+}
+
+// imageWriter writes to an image with blocking librbd calls.
+type imageWriter struct{ image *C.cbrbd }
+
+func (w imageWriter) WriteAt(b []byte, off int64) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	r := C.cbrbd_write(w.image, C.uint64_t(off), C.size_t(len(b)), (*C.char)(unsafe.Pointer(&b[0])))
+	if r < 0 {
+		return 0, syscall.Errno(-r)
+	}
+	return int(r), nil
+}
+
+// ClusterSnapshot records the cluster's state over the session's
+// connection.
+func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(s.conn) }
+
+// Geometry returns the Blocks layout over one region: the image, or the
+// workload's size of it.
+func (s *Session) Geometry() engine.Geometry { return s.geo }
+
+// Do executes op with a blocking librbd call.
+func (s *Session) Do(ctx context.Context, op *engine.Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := (*C.char)(unsafe.Pointer(&op.Buf[0]))
+	var r C.ssize_t
+	if op.Kind == engine.Write {
+		r = C.cbrbd_write(s.image, C.uint64_t(op.Offset), C.size_t(len(op.Buf)), p)
+	} else {
+		r = C.cbrbd_read(s.image, C.uint64_t(op.Offset), C.size_t(len(op.Buf)), p)
+	}
+	switch {
+	case r < 0:
+		return syscall.Errno(-r)
+	case op.Kind == engine.Read && int(r) < len(op.Buf):
+		return fmt.Errorf("offset %d: read %d of %d bytes", op.Offset, r, len(op.Buf))
+	}
+	return nil
+}
+
+// NewQueue returns an aio queue of the given depth on the image, which
+// stages up to aioq.SpareFor more ops.
+func (s *Session) NewQueue(depth int) (engine.Queue, error) {
+	q, err := aioq.New(depth, aioq.SpareFor(depth, s.bs), C.cbrbd_issue_fn(), unsafe.Pointer(s.image))
+	if err != nil {
+		return nil, fmt.Errorf("rbd: %w", err)
+	}
+	s.queues.Add(1)
+	return aioq.NewEngineQueue(q, aioq.Hooks{
+		Describe: func(op *engine.Op) string {
+			return fmt.Sprintf("image %s/%s at %d", s.target.Conn.Pool, s.target.Image, op.Offset)
+		},
+		Closed: func(bool) error { s.queues.Done(); return nil },
+	}), nil
+}
+
+// Close closes the image, removes it if the session created it and does
+// not keep it, and disconnects. It never removes an image it did not
+// create.
+func (s *Session) Close(context.Context) error {
+	s.queues.Wait()
+	var err error
+	if s.image != nil {
+		if r := C.cbrbd_close(s.image); r < 0 {
+			err = fmt.Errorf("closing image %s/%s: %w", s.target.Conn.Pool, s.target.Image, syscall.Errno(-r))
+		}
+		s.image = nil
+	}
+	if s.created && !s.keep {
+		if e := rbd.RemoveImage(s.ioctx, s.target.Image); e != nil {
+			err = errors.Join(err, fmt.Errorf("removing image %s/%s: %w", s.target.Conn.Pool, s.target.Image, e))
+		}
+	}
+	s.ioctx.Destroy()
+	s.conn.Shutdown()
+	return err
+}
+
+// cleanKept removes the target's image if cephbench created it (a run
+// kept it for later steps); an image it did not create stays.
+func cleanKept(target spec.Target) error {
+	t, err := ParseTarget(target.Location)
+	if err != nil {
+		return err
+	}
+	conn, ioctx, err := connect(t, 0)
+	if err != nil {
+		return err
+	}
+	defer conn.Shutdown()
+	defer ioctx.Destroy()
+	img, err := rbd.OpenImageReadOnly(ioctx, t.Image, rbd.NoSnapshot)
+	if errors.Is(err, rbd.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = img.GetMetadata(createdKey)
+	img.Close()
+	if err != nil {
+		return nil // not cephbench's
+	}
+	return rbd.RemoveImage(ioctx, t.Image)
+}

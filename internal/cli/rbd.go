@@ -1,0 +1,196 @@
+//go:build ceph
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// rbdDefaultPool is the pool rbd uses when none is named (rbd_default_pool).
+const rbdDefaultPool = "rbd"
+
+func newRBDCmd(env Env) *cobra.Command {
+	var cf cephFlags
+	cmd := &cobra.Command{
+		Use:   "rbd",
+		Short: "RBD benchmarks that take rbd's command lines: bench, bench-write",
+		Long: `The rbd tool's benchmarks, natively, on librbd: the same command lines,
+start line, per-second table and closing lines, plus latency percentiles and
+a JSON result with the cluster's state. An existing image is written to as
+rbd bench does, except one in use (mapped, or open in another client) or one
+that holds a filesystem or partition signature: those need --force.`,
+		Args: cobra.NoArgs,
+	}
+	cf.register(cmd)
+	cmd.AddCommand(newRBDBenchCmd(env, &cf, false), newRBDBenchCmd(env, &cf, true))
+	return cmd
+}
+
+// rbdBenchFlags are rbd bench's options and cephbench's additions.
+type rbdBenchFlags struct {
+	image     string
+	ioType    string
+	ioSize    spec.Size
+	threads   int
+	total     spec.Size
+	pattern   string
+	mixRead   int
+	duration  spec.Duration
+	create    bool
+	size      spec.Size
+	keep      bool
+	force     bool
+	opTimeout spec.Duration
+	results   string
+}
+
+func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
+	f := rbdBenchFlags{ioSize: 4096, total: 1 << 30}
+	use, short := "bench [-p POOL] [POOL/]IMAGE --io-type read|write|readwrite|rw", "rbd bench: I/O to an image through librbd, with latency percentiles"
+	if old {
+		use, short = "bench-write [-p POOL] [POOL/]IMAGE", "rbd bench-write, the older spelling of bench --io-type write"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Example: `  cephbench rbd bench -p rbd img --io-type write --io-size 4K --io-threads 16 --io-total 1G --io-pattern rand
+  cephbench rbd bench rbd/img --io-type readwrite --rw-mix-read 70
+  cephbench rbd bench rbd/new --io-type write --create --size 10G     # removed afterwards unless --keep`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if old {
+				fmt.Fprintln(env.Stderr, "rbd: bench-write is deprecated, use rbd bench --io-type write ...")
+				f.ioType = "write"
+			}
+			if len(args) == 1 {
+				if f.image != "" {
+					return usagef("the image is given twice: %q and --image %q", args[0], f.image)
+				}
+				f.image = args[0]
+			}
+			w, err := f.workload(cf)
+			if err != nil {
+				return err
+			}
+			return rbdBench(cmd.Context(), env, w, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.image, "image", "", "the image, [POOL/]IMAGE (or as the argument)")
+	if !old {
+		fl.StringVar(&f.ioType, "io-type", "", "read, write, or readwrite (rw)")
+		fl.IntVar(&f.mixRead, "rw-mix-read", 50, "percentage of reads in readwrite")
+	}
+	fl.Var(&f.ioSize, "io-size", "size of each op (default 4K)")
+	fl.IntVar(&f.threads, "io-threads", 16, "ops in flight")
+	fl.Var(&f.total, "io-total", "bytes to transfer in all (default 1G)")
+	fl.StringVar(&f.pattern, "io-pattern", "seq", "seq or rand")
+	fl.Var(&f.duration, "duration", "stop after this long, if before --io-total")
+	fl.BoolVar(&f.create, "create", false, "create the image (of --size) if it does not exist; it is removed afterwards unless --keep")
+	fl.Var(&f.size, "size", "the image size to create, or the region of the image to address (default: all of it)")
+	fl.BoolVar(&f.keep, "keep", false, "keep an image cephbench created")
+	fl.BoolVar(&f.force, "force", false, "write even to an image in use or one that holds a filesystem or partition signature")
+	fl.Var(&f.opTimeout, "op-timeout", "fail (and count) an op that takes longer than this (default 60s)")
+	fl.StringVar(&f.results, "results", "cephbench-results", "folder for cephbench's JSON result")
+	return cmd
+}
+
+// workload checks the flags and returns the workload they describe.
+func (f *rbdBenchFlags) workload(cf *cephFlags) (spec.Workload, error) {
+	if f.image == "" {
+		return spec.Workload{}, usagef("no image given: rbd bench [-p POOL] [POOL/]IMAGE")
+	}
+	pool, image := cf.pool, f.image
+	if p, i, ok := strings.Cut(f.image, "/"); ok {
+		if cf.pool != "" && cf.pool != p {
+			return spec.Workload{}, usagef("the pool is given twice: -p %q and %q", cf.pool, f.image)
+		}
+		pool, image = p, i
+	}
+	if pool == "" {
+		pool = rbdDefaultPool
+	}
+	w := spec.Workload{
+		BlockSize: f.ioSize, Workers: 1, QueueDepth: f.threads, TotalBytes: f.total, Duration: f.duration,
+		FileSize: f.size, Keep: f.keep, Force: f.force, OpTimeout: f.opTimeout,
+	}
+	switch f.ioType {
+	case "read":
+		w.ReadPercent = 100
+	case "write":
+	case "readwrite", "rw":
+		if f.mixRead < 0 || f.mixRead > 100 {
+			return w, usagef("invalid --rw-mix-read %d (want 0 to 100)", f.mixRead)
+		}
+		w.ReadPercent = f.mixRead
+	case "":
+		return w, usagef("--io-type is required: read, write or readwrite")
+	default:
+		return w, usagef("invalid --io-type %q (want read, write or readwrite)", f.ioType)
+	}
+	switch f.pattern {
+	case "seq":
+		w.Pattern = spec.Sequential
+	case "rand":
+		w.Pattern = spec.Random
+	default:
+		return w, usagef("invalid --io-pattern %q (want seq or rand)", f.pattern)
+	}
+	if f.threads < 1 {
+		return w, usagef("invalid --io-threads %d: at least 1", f.threads)
+	}
+	if f.create && f.size == 0 {
+		return w, usagef("--create needs --size")
+	}
+	q := cf.query()
+	if f.create {
+		q.Set("create", "true")
+	}
+	loc := pool + "/" + image
+	if len(q) > 0 {
+		loc += "?" + q.Encode()
+	}
+	w.Target = spec.Target{Scheme: "rbd", Location: loc}
+	if err := w.Validate(); err != nil {
+		return w, usageErr(err)
+	}
+	return w, nil
+}
+
+func rbdBench(ctx context.Context, env Env, w spec.Workload, f *rbdBenchFlags) error {
+	ioType := "write"
+	switch {
+	case w.ReadPercent == 100:
+		ioType = "read"
+	case w.ReadPercent > 0 || f.ioType == "readwrite" || f.ioType == "rw":
+		ioType = "readwrite"
+	}
+	name := "rbd-bench-" + ioType
+	st := step{name: name, w: w, save: filepath.Join(f.results, time.Now().Format("20060102-150405")+"-"+name+".json")}
+	pattern := map[spec.Pattern]string{spec.Sequential: "sequential", spec.Random: "random"}[w.Pattern]
+	out := stepOutput{opened: func(engine.Session) func(runner.Tick) {
+		report.RBDStart(env.Stdout, ioType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)
+		return report.NewRBDProgress(env.Stdout).Tick
+	}}
+	res, err := runStep(ctx, st, out)
+	if err != nil {
+		return err
+	}
+	report.RBDSummary(env.Stdout, res)
+	fmt.Fprintf(env.Stdout, "result saved to: %s\n", st.save)
+	if res.Interrupted {
+		return errInterrupted
+	}
+	return nil
+}
