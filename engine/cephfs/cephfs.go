@@ -1,0 +1,347 @@
+//go:build ceph
+
+package cephfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/ceph/go-ceph/cephfs"
+	"github.com/ceph/go-ceph/rados"
+
+	"github.com/cephbench/cephbench/cluster"
+	"github.com/cephbench/cephbench/engine"
+	cbrados "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/workload"
+)
+
+// markAttr is the extended attribute on the files cephbench lays out, as
+// with the file engine: the block size of the verifiable data the file
+// holds, or "0" when blocks of several sizes may be mixed in it.
+const markAttr = "user.cephbench"
+
+func init() {
+	engine.Register("cephfs", engine.Func(func(ctx context.Context, w *spec.Workload) (engine.Session, error) {
+		s, err := Open(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}))
+}
+
+// Target is a parsed cephfs:// location.
+type Target struct {
+	Conn cbrados.Target // the connection options (Conn.Pool unused)
+	FS   string         // the file system's name; "" for the default
+	Dir  string         // an absolute path in it
+}
+
+// ParseTarget parses "[FS]/PATH?conf=...&id=...&name=...&keyring=...&cluster=...".
+func ParseTarget(location string) (Target, error) {
+	loc, query, _ := strings.Cut(location, "?")
+	fs, dir, ok := strings.Cut(loc, "/")
+	if !ok {
+		return Target{}, engine.Usagef("cephfs target %q: want cephfs://[FS]/PATH", location)
+	}
+	t := Target{FS: fs, Dir: path.Clean("/" + dir)}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return Target{}, engine.Usagef("cephfs target %q: %v", location, err)
+	}
+	for key := range q {
+		switch key {
+		case "conf", "id", "name", "keyring", "cluster":
+		default:
+			return Target{}, engine.Usagef("cephfs target: unknown option %q (known: conf, id, name, keyring, cluster)", key)
+		}
+	}
+	conn := "-" // a pool name rados.ParseTarget accepts; never opened
+	if len(q) > 0 {
+		conn += "?" + q.Encode()
+	}
+	t.Conn, err = cbrados.ParseTarget(conn)
+	return t, err
+}
+
+// Session is a directory of per-worker files on a mounted CephFS. Do and
+// Geometry are safe for concurrent use; Close is called once, after every
+// op has finished.
+type Session struct {
+	conn    *rados.Conn
+	mount   *cephfs.MountInfo
+	target  Target
+	files   []*cephfs.File
+	created []string // files, then directories, this session made
+	keep    bool
+	geo     engine.Geometry
+}
+
+var _ engine.ClusterReporter = (*Session)(nil)
+
+// file is one worker's file as found before Open.
+type file struct {
+	path   string
+	exists bool
+	size   int64
+	ours   bool  // it carries markAttr
+	markBS int64 // the block size markAttr records, 0 if mixed
+}
+
+// Open mounts the file system and opens (creating and laying out where
+// needed) one file per worker under the target's directory. It refuses
+// with an *engine.UsageError, before any I/O: an unknown file system; a
+// path that is not a directory; a workload that writes to a file cephbench
+// did not write, without Force; a file to create without a size.
+func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
+	t, err := ParseTarget(w.Target.Location)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := cbrados.Connect(t.Conn, w.OpTimeout.D())
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{conn: conn, target: t, keep: w.Keep}
+	fail := func(err error) (*Session, error) {
+		s.keep = false // nothing of a failed Open is kept
+		return nil, errors.Join(err, s.Close(ctx))
+	}
+	if s.mount, err = cephfs.CreateFromRados(conn); err != nil {
+		return fail(fmt.Errorf("cephfs: %w", err))
+	}
+	if t.FS != "" {
+		if err := s.mount.SelectFilesystem(t.FS); err != nil {
+			return fail(fmt.Errorf("cephfs: selecting file system %s: %w", t.FS, err))
+		}
+	}
+	if err := s.mount.Mount(); err != nil {
+		if cbrados.Errno(err) == syscall.ENOENT {
+			return fail(engine.Usagef("no CephFS file system %q to mount", t.FS))
+		}
+		return fail(fmt.Errorf("mounting CephFS %s: %w", fsName(t.FS), err))
+	}
+	if err := s.makeDir(t.Dir); err != nil {
+		return fail(err)
+	}
+
+	bs := int64(w.BlockSize)
+	files := make([]file, w.Workers)
+	size := int64(w.FileSize)
+	for i := range files {
+		f, err := s.inspect(path.Join(t.Dir, fmt.Sprintf("cephbench.%d.dat", i)))
+		if err != nil {
+			return fail(err)
+		}
+		switch {
+		case f.exists && !f.ours && w.Writes() && !w.Force:
+			return fail(engine.Usagef("%s exists on CephFS and holds data cephbench did not write; pass --force to overwrite it", f.path))
+		case !f.exists && w.FileSize == 0:
+			return fail(engine.Usagef("%s does not exist: file size needed to create it (--size)", f.path))
+		case w.FileSize == 0 && (i == 0 || f.size < size):
+			size = f.size // the smallest of the existing files
+		}
+		files[i] = f
+	}
+	if size < bs {
+		return fail(engine.Usagef("the files in %s hold %d bytes, less than one %s block", t.Dir, size, w.BlockSize))
+	}
+	s.geo = engine.Geometry{Layout: engine.Blocks, Files: len(files), Size: size - size%bs}
+	for i, f := range files {
+		cf, err := s.prepare(ctx, w, f, int64(i), size)
+		if err != nil {
+			return fail(err)
+		}
+		s.files = append(s.files, cf)
+	}
+	return s, nil
+}
+
+func fsName(fs string) string {
+	if fs == "" {
+		return "(default file system)"
+	}
+	return fs
+}
+
+// makeDir creates dir and its missing parents, remembering the ones it
+// made; a path that exists must be a directory.
+func (s *Session) makeDir(dir string) error {
+	st, err := s.mount.Statx(dir, cephfs.StatxMode, 0)
+	switch {
+	case err == nil && st.Mode&syscall.S_IFMT != syscall.S_IFDIR:
+		return engine.Usagef("%s on CephFS is not a directory", dir)
+	case err == nil:
+		return nil
+	case cbrados.Errno(err) != syscall.ENOENT:
+		return fmt.Errorf("cephfs: %s: %w", dir, err)
+	}
+	if parent := path.Dir(dir); parent != dir {
+		if err := s.makeDir(parent); err != nil {
+			return err
+		}
+	}
+	if err := s.mount.MakeDir(dir, 0o755); err != nil {
+		return fmt.Errorf("cephfs: creating %s: %w", dir, err)
+	}
+	s.created = append(s.created, dir)
+	return nil
+}
+
+// inspect looks at a worker's file without changing anything.
+func (s *Session) inspect(p string) (file, error) {
+	f := file{path: p}
+	st, err := s.mount.Statx(p, cephfs.StatxMode|cephfs.StatxSize, 0)
+	switch {
+	case cbrados.Errno(err) == syscall.ENOENT:
+		return f, nil
+	case err != nil:
+		return f, fmt.Errorf("cephfs: %s: %w", p, err)
+	case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+		return f, engine.Usagef("%s on CephFS is not a regular file", p)
+	}
+	f.exists, f.size = true, int64(st.Size)
+	if v, err := s.mount.GetXattr(p, markAttr); err == nil {
+		f.ours = true
+		f.markBS, _ = strconv.ParseInt(string(v), 10, 64)
+	}
+	return f, nil
+}
+
+// prepare opens f, creating it if missing, and lays out what the
+// workload needs: the whole file when it is new or when verified reads
+// would meet blocks of another size, the part beyond its end when it is
+// shorter than size.
+func (s *Session) prepare(ctx context.Context, w *spec.Workload, f file, id, size int64) (*cephfs.File, error) {
+	bs := int64(w.BlockSize)
+	flags := os.O_RDWR
+	if !w.Writes() && f.exists && size <= f.size && !(f.ours && w.Verify && f.markBS != bs) {
+		flags = os.O_RDONLY
+	}
+	if !f.exists {
+		flags |= os.O_CREATE | os.O_EXCL
+	}
+	cf, err := s.mount.Open(f.path, flags, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cephfs: opening %s: %w", f.path, err)
+	}
+	if !f.exists {
+		s.created = append(s.created, f.path)
+	}
+	var from int64 = -1 // nothing to lay out
+	switch {
+	case !f.exists, f.ours && w.Verify && f.markBS != bs:
+		from = 0
+	case f.size < size:
+		from = f.size - f.size%bs // rewrite a partial last block whole
+	}
+	ours := f.ours || !f.exists
+	mark := func(bs int64) error {
+		return cf.SetXattr(markAttr, []byte(strconv.FormatInt(bs, 10)), cephfs.XattrDefault)
+	}
+	err = nil
+	switch {
+	case from >= 0:
+		if ours {
+			err = mark(0) // until the layout completes, the block size is unknown
+		}
+		if err == nil {
+			err = workload.LayOut(ctx, cf, id, bs, from, size, 4)
+		}
+		if err == nil {
+			err = cf.Fsync(cephfs.SyncAll)
+		}
+		if err == nil && ours && (from == 0 || f.markBS == bs) {
+			err = mark(bs)
+		}
+	case f.ours && w.Writes() && f.markBS != bs:
+		err = mark(0) // this run's blocks will sit among blocks of another size
+	}
+	if err != nil {
+		cf.Close()
+		return nil, fmt.Errorf("cephfs: laying out %s: %w", f.path, err)
+	}
+	return cf, nil
+}
+
+// ClusterSnapshot records the cluster's state over the session's
+// connection.
+func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(s.conn) }
+
+// Geometry returns the Blocks layout: one file per worker.
+func (s *Session) Geometry() engine.Geometry { return s.geo }
+
+// Do executes op with a blocking libcephfs call.
+func (s *Session) Do(ctx context.Context, op *engine.Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f := s.files[op.File]
+	if op.Kind == engine.Write {
+		_, err := f.WriteAt(op.Buf, op.Offset)
+		if err != nil {
+			return errnoOrErr(err)
+		}
+		return nil
+	}
+	n, err := f.ReadAt(op.Buf, op.Offset)
+	switch {
+	case err != nil && n < len(op.Buf):
+		return fmt.Errorf("%s at %d: %w", s.target.Dir, op.Offset, errnoOrErr(err))
+	case n < len(op.Buf):
+		return fmt.Errorf("%s at %d: read %d of %d bytes", s.target.Dir, op.Offset, n, len(op.Buf))
+	}
+	return nil
+}
+
+// errnoOrErr lets results count a go-ceph failure by its errno name.
+func errnoOrErr(err error) error {
+	if e := cbrados.Errno(err); e != 0 {
+		return e
+	}
+	return err
+}
+
+// Close closes the files, removes the files and directories the session
+// created unless it keeps them, and unmounts. It never removes what it
+// did not create, nor a directory it made that now holds something else.
+func (s *Session) Close(context.Context) error {
+	var err error
+	for _, f := range s.files {
+		err = errors.Join(err, f.Close())
+	}
+	s.files = nil
+	if !s.keep && s.mount != nil {
+		for i := len(s.created) - 1; i >= 0; i-- {
+			p := s.created[i]
+			st, serr := s.mount.Statx(p, cephfs.StatxMode, 0)
+			switch {
+			case serr != nil:
+			case st.Mode&syscall.S_IFMT == syscall.S_IFDIR:
+				if e := s.mount.RemoveDir(p); e != nil && cbrados.Errno(e) != syscall.ENOTEMPTY {
+					err = errors.Join(err, fmt.Errorf("cephfs: removing %s: %w", p, e))
+				}
+			default:
+				if e := s.mount.Unlink(p); e != nil {
+					err = errors.Join(err, fmt.Errorf("cephfs: removing %s: %w", p, e))
+				}
+			}
+		}
+	}
+	if s.mount != nil {
+		if s.mount.IsMounted() {
+			err = errors.Join(err, s.mount.Unmount())
+		}
+		err = errors.Join(err, s.mount.Release())
+	}
+	s.conn.Shutdown()
+	return err
+}
