@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(util-linux e2fsprogs mount fio jq g++
-  ceph-mon ceph-mgr ceph-osd ceph-mds radosgw ceph-common librados-dev libradospp-dev librbd-dev libcephfs-dev uuid-runtime)
+  ceph-mon ceph-mgr ceph-osd ceph-mds radosgw ceph-common ceph-fuse fuse librados-dev libradospp-dev librbd-dev libcephfs-dev uuid-runtime)
 
 missing=()
 for p in "${packages[@]}"; do

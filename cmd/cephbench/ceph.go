@@ -4,4 +4,8 @@ package main
 
 // The Ceph engines, in a build with Ceph's libraries (make, or
 // go build -tags ceph,pacific).
-import _ "github.com/cephbench/cephbench/engine/rados"
+import (
+	_ "github.com/cephbench/cephbench/engine/cephfs"
+	_ "github.com/cephbench/cephbench/engine/rados"
+	_ "github.com/cephbench/cephbench/engine/rbd"
+)
