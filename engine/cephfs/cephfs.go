@@ -36,6 +36,7 @@ func init() {
 		}
 		return s, nil
 	}))
+	engine.RegisterCleaner("cephfs", func(_ context.Context, t spec.Target) error { return cleanKept(t) })
 }
 
 // Target is a parsed cephfs:// location.
@@ -193,6 +194,10 @@ func (s *Session) makeDir(dir string) error {
 		return fmt.Errorf("cephfs: creating %s: %w", dir, err)
 	}
 	s.created = append(s.created, dir)
+	// Marked, so that a cleanup after a kept run knows it made it.
+	if err := s.mount.SetXattr(dir, markAttr, []byte("dir"), cephfs.XattrDefault); err != nil {
+		return fmt.Errorf("cephfs: marking %s: %w", dir, err)
+	}
 	return nil
 }
 
@@ -228,6 +233,9 @@ func (s *Session) prepare(ctx context.Context, w *spec.Workload, f file, id, siz
 	}
 	if !f.exists {
 		flags |= os.O_CREATE | os.O_EXCL
+	}
+	if w.Direct {
+		flags |= syscall.O_DIRECT // libcephfs then bypasses its object cache
 	}
 	cf, err := s.mount.Open(f.path, flags, 0o644)
 	if err != nil {
@@ -344,4 +352,53 @@ func (s *Session) Close(context.Context) error {
 	}
 	s.conn.Shutdown()
 	return err
+}
+
+// cleanKept removes what kept runs left in the target's directory: the
+// per-worker files cephbench laid out (they carry its mark), then the
+// directories it made, if they are empty. Nothing unmarked is touched.
+func cleanKept(target spec.Target) error {
+	t, err := ParseTarget(target.Location)
+	if err != nil {
+		return err
+	}
+	conn, err := cbrados.Connect(t.Conn, 0)
+	if err != nil {
+		return err
+	}
+	defer conn.Shutdown()
+	m, err := cephfs.CreateFromRados(conn)
+	if err != nil {
+		return err
+	}
+	defer m.Release()
+	if t.FS != "" {
+		if err := m.SelectFilesystem(t.FS); err != nil {
+			return err
+		}
+	}
+	if err := m.Mount(); err != nil {
+		return err
+	}
+	defer m.Unmount()
+	marked := func(p string) bool {
+		_, err := m.GetXattr(p, markAttr)
+		return err == nil
+	}
+	var errs error
+	for i := 0; ; i++ {
+		p := path.Join(t.Dir, fmt.Sprintf("cephbench.%d.dat", i))
+		if _, err := m.Statx(p, cephfs.StatxMode, 0); err != nil {
+			break
+		}
+		if marked(p) {
+			errs = errors.Join(errs, m.Unlink(p))
+		}
+	}
+	for dir := t.Dir; dir != "/" && marked(dir); dir = path.Dir(dir) {
+		if err := m.RemoveDir(dir); err != nil {
+			break // not empty: what is there now is not ours to remove
+		}
+	}
+	return errs
 }

@@ -16,24 +16,6 @@ import (
 	"github.com/cephbench/cephbench/spec"
 )
 
-// mount mounts the sandbox's file system for the test to look at.
-func mount(t *testing.T) *cephfs.MountInfo {
-	t.Helper()
-	conn := cephtest.Cluster(t)
-	m, err := cephfs.CreateFromRados(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Mount(); err != nil {
-		t.Skipf("the cluster has no CephFS to mount (scripts/test.sh starts its sandbox with an MDS): %v", err)
-	}
-	t.Cleanup(func() {
-		_ = m.Unmount()
-		_ = m.Release()
-	})
-	return m
-}
-
 // list names the entries of dir, none if it does not exist.
 func list(t *testing.T, m *cephfs.MountInfo, dir string) []string {
 	t.Helper()
@@ -79,7 +61,7 @@ func removeAll(m *cephfs.MountInfo, dir string) {
 }
 
 func TestConformance(t *testing.T) {
-	m := mount(t)
+	m := cephtest.MountCephFS(t)
 	enginetest.Run(t, enginetest.Config{
 		NewTarget: func(t *testing.T) spec.Target {
 			dir := fmt.Sprintf("/cbtest-%d", rand.Uint32())

@@ -9,7 +9,8 @@
 // cephbench creates are laid out with verifiable data, marked with the
 // user.cephbench extended attribute, and removed afterwards with the
 // directories it made, unless Keep. A file it did not create is read but
-// never written without Force.
+// never written without Force. Direct opens them with O_DIRECT, which
+// makes libcephfs bypass its object cache.
 //
 // It needs cgo and libcephfs; it is built with the "ceph" build tag (and
 // "pacific" for go-ceph on Ceph 16), as `make` does.

@@ -8,6 +8,9 @@
 // has watchers: mapped, or open in another client) or one that carries a
 // filesystem or partition signature at its start; Force overrides both. It
 // removes only images it created, unless Keep, and never resizes an image.
+// An image it creates is laid out whole with verifiable data first (a
+// never-written extent would be answered without touching an OSD), and
+// verified reads are only of images it created.
 // The data path drives librbd aio from C (backend.c, a backend of the
 // queue core in internal/aioq), so one image handle keeps any queue depth
 // in flight without an OS thread per op.

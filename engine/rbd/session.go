@@ -114,7 +114,7 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 	}
 	name := t.Conn.Pool + "/" + t.Image
 
-	mark, err := s.inspect(w)
+	ours, mark, err := s.inspect(w)
 	switch {
 	case errors.Is(err, rbd.ErrNotFound) && !t.Create:
 		return fail(engine.Usagef("image %s does not exist: create it (rbd create), or let cephbench create it with --create and --size", name))
@@ -124,10 +124,11 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 		if err := s.create(uint64(w.FileSize)); err != nil {
 			return fail(err)
 		}
+		ours = true
 	case err != nil:
 		return fail(err)
-	case w.Verify && w.Reads() && mark != strconv.FormatInt(s.bs, 10):
-		return fail(engine.Usagef("image %s does not hold cephbench's data in %s blocks, so reads cannot be verified: drop --verify, or let cephbench create the image", name, w.BlockSize))
+	case w.Verify && w.Reads() && !ours:
+		return fail(engine.Usagef("image %s holds data cephbench did not write, so reads cannot be verified: drop --verify, or let cephbench create the image", name))
 	}
 
 	cname := C.CString(t.Image)
@@ -150,18 +151,21 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 		return fail(engine.Usagef("image %s (%s) is smaller than one %s block", name, spec.Size(region), w.BlockSize))
 	}
 	s.geo = engine.Geometry{Layout: engine.Blocks, Files: 1, Size: region - region%s.bs}
-	if s.created && w.Reads() {
-		if err := s.layOut(ctx); err != nil {
-			return fail(err)
-		}
-	}
-	// What the image holds for later sessions: blocks of this size, or
-	// (written over with another size) a mix nothing can verify.
+	// What an image cephbench created holds, for later sessions: blocks of
+	// one size, or (written over with another size) a mix nothing can
+	// verify. A new image, and one whose blocks a verified read would not
+	// recognise, is laid out whole first.
 	bs := strconv.FormatInt(s.bs, 10)
 	switch {
-	case s.created:
-		err = s.setMetadata(blockSizeKey, bs)
-	case mark != "" && mark != bs && w.Writes():
+	case s.created || (ours && w.Verify && w.Reads() && mark != bs):
+		err = s.setMetadata(blockSizeKey, "0") // until the layout completes
+		if err == nil {
+			err = s.layOut(ctx)
+		}
+		if err == nil {
+			err = s.setMetadata(blockSizeKey, bs)
+		}
+	case ours && mark != bs && w.Writes():
 		err = s.setMetadata(blockSizeKey, "0")
 	}
 	if err != nil {
@@ -171,41 +175,42 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 }
 
 // inspect looks at the image without opening it for writes (which would
-// make cephbench a watcher of it). It returns the block size of the
-// verifiable data the image holds if cephbench created it ("" if it did
-// not, "0" if blocks of several sizes are mixed), or rbd.ErrNotFound.
-func (s *Session) inspect(w *spec.Workload) (mark string, err error) {
+// make cephbench a watcher of it). It returns whether cephbench created
+// the image and the block size of the verifiable data it holds ("0" if
+// blocks of several sizes are mixed), or rbd.ErrNotFound.
+func (s *Session) inspect(w *spec.Workload) (ours bool, mark string, err error) {
 	name := s.target.Conn.Pool + "/" + s.target.Image
 	img, err := rbd.OpenImageReadOnly(s.ioctx, s.target.Image, rbd.NoSnapshot)
 	if err != nil {
 		if errors.Is(err, rbd.ErrNotFound) {
-			return "", err
+			return false, "", err
 		}
-		return "", fmt.Errorf("opening image %s: %w", name, err)
+		return false, "", fmt.Errorf("opening image %s: %w", name, err)
 	}
 	defer img.Close()
 	if _, err := img.GetMetadata(createdKey); err == nil {
+		ours = true
 		mark, _ = img.GetMetadata(blockSizeKey)
 	}
 	if !w.Writes() || w.Force {
-		return mark, nil
+		return ours, mark, nil
 	}
 	watchers, err := img.ListWatchers()
 	if err != nil {
-		return "", fmt.Errorf("listing the watchers of image %s: %w", name, err)
+		return false, "", fmt.Errorf("listing the watchers of image %s: %w", name, err)
 	}
 	if len(watchers) > 0 {
-		return "", engine.Usagef("image %s is in use (%d watchers, the first at %s: mapped, or open in another client): writing would corrupt what its user sees; pass --force to write anyway",
+		return false, "", engine.Usagef("image %s is in use (%d watchers, the first at %s: mapped, or open in another client): writing would corrupt what its user sees; pass --force to write anyway",
 			name, len(watchers), watchers[0].Addr)
 	}
 	sig, err := devsafe.Signature(img)
 	if err != nil {
-		return "", fmt.Errorf("reading the start of image %s: %w", name, err)
+		return false, "", fmt.Errorf("reading the start of image %s: %w", name, err)
 	}
 	if sig != "" {
-		return "", engine.Usagef("image %s holds a %s signature at its start: writing would destroy it; pass --force to write anyway", name, sig)
+		return false, "", engine.Usagef("image %s holds a %s signature at its start: writing would destroy it; pass --force to write anyway", name, sig)
 	}
-	return mark, nil
+	return ours, mark, nil
 }
 
 // create creates the image, marked as cephbench's.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ceph/go-ceph/cephfs"
 	"github.com/ceph/go-ceph/rados"
 
 	cbrados "github.com/cephbench/cephbench/engine/rados"
@@ -44,4 +45,23 @@ func Pool(t *testing.T, conn *rados.Conn, prefix string) string {
 		}
 	})
 	return name
+}
+
+// MountCephFS mounts the test run's default CephFS, or skips the test when
+// the cluster has none (scripts/test.sh starts its sandbox with an MDS).
+// It is unmounted when the test ends.
+func MountCephFS(t *testing.T) *cephfs.MountInfo {
+	t.Helper()
+	m, err := cephfs.CreateFromRados(Cluster(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Mount(); err != nil {
+		t.Skipf("the cluster has no CephFS to mount (scripts/test.sh starts its sandbox with an MDS): %v", err)
+	}
+	t.Cleanup(func() {
+		_ = m.Unmount()
+		_ = m.Release()
+	})
+	return m
 }

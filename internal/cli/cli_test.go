@@ -83,20 +83,37 @@ func TestBenchJSONIsTheResultAlone(t *testing.T) {
 func TestRunBuiltInPlan(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "cephbench-data")
-	results := filepath.Join(dir, "results")
-	code, stdout, stderr := cephbench(t, context.Background(), "run", "--target", data, "--duration", "1s", "--results", results)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	runs := runPlanOn(t, data, 5)
+	for i, want := range []string{"objects-write-4M", "objects-seq-read-4M", "objects-rand-read-4M", "file-randwrite-4K", "file-randread-4K"} {
+		if runs[i].Name != want {
+			t.Errorf("step %d is %s; want %s", i+1, runs[i].Name, want)
+		}
 	}
-	for _, want := range []string{"objects-write-4M", "objects-seq-read-4M", "objects-rand-read-4M", "file-randwrite-4K", "file-randread-4K", "STEP", "IOPS", "P99", "avg MB/s"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(data)
+		t.Errorf("the data directory the plan created is still there: %v", entries)
+	}
+}
+
+// runPlanOn runs the built-in plan on target, 1 s a step, and returns the
+// results of its steps, each checked for ops and no errors.
+func runPlanOn(t *testing.T, target string, steps int) []*result.Result {
+	t.Helper()
+	results := t.TempDir()
+	code, out, errOut := cephbench(t, context.Background(), "run", "--target", target, "--duration", "1s", "--results", results)
+	if code != 0 {
+		t.Fatalf("run --target %s: exit %d\n%s\n%s", target, code, out, errOut)
+	}
+	for _, want := range []string{"STEP", "IOPS", "P99", "avg MB/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run --target %s: the output lacks %q:\n%s", target, want, out)
 		}
 	}
 	files, _ := filepath.Glob(filepath.Join(results, "*-quick", "*.json"))
-	if len(files) != 5 {
-		t.Fatalf("%d result files, want 5: %v", len(files), files)
+	if len(files) != steps {
+		t.Fatalf("run --target %s: %d results, want %d\n%s", target, len(files), steps, out)
 	}
+	var all []*result.Result
 	for _, f := range files {
 		r, err := result.Load(f)
 		if err != nil {
@@ -108,13 +125,11 @@ func TestRunBuiltInPlan(t *testing.T) {
 			errs += s.Errors
 		}
 		if ops == 0 || errs != 0 {
-			t.Errorf("%s: %d ops, %d errors", f, ops, errs)
+			t.Errorf("%s: %d ops, %d errors", filepath.Base(f), ops, errs)
 		}
+		all = append(all, r)
 	}
-	if _, err := os.Stat(data); !os.IsNotExist(err) {
-		entries, _ := os.ReadDir(data)
-		t.Errorf("the data directory the plan created is still there: %v", entries)
-	}
+	return all
 }
 
 func TestRunKeepsForeignFiles(t *testing.T) {

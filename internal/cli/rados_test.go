@@ -166,11 +166,13 @@ func TestRadosBenchBadInput(t *testing.T) {
 	}
 }
 
-// An OSD stopped in the middle of a write: the run still ends on time, and
-// its result shows the stall instead of hanging or hiding it. Stopping an
-// OSD disturbs every other test on the shared sandbox, so scripts/test.sh
-// runs the TestDisruptive tests on their own, after the others.
-func TestDisruptiveRadosBenchSurvivesAStoppedOSD(t *testing.T) {
+// stopAnOSD stops osd.0 of the test run's sandbox after delay, and
+// restarts it (waiting for the cluster to heal) when the test ends. It
+// returns the stop's outcome. Stopping an OSD disturbs every other test on
+// the shared sandbox, so scripts/test.sh runs the TestDisruptive tests on
+// their own, after the others.
+func stopAnOSD(t *testing.T, delay time.Duration) <-chan error {
+	t.Helper()
 	dir := os.Getenv("CEPHBENCH_SANDBOX")
 	if dir == "" || os.Getenv("CEPHBENCH_DISRUPTIVE") != "1" {
 		t.Skip("needs CEPHBENCH_SANDBOX and CEPHBENCH_DISRUPTIVE=1: scripts/test.sh runs the disruptive tests after the others")
@@ -179,10 +181,9 @@ func TestDisruptiveRadosBenchSurvivesAStoppedOSD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := cephPool(t)
 	ctx := context.Background()
 	stopped := make(chan error, 1)
-	time.AfterFunc(2*time.Second, func() { stopped <- c.StopOSD(ctx, 0) })
+	time.AfterFunc(delay, func() { stopped <- c.StopOSD(ctx, 0) })
 	t.Cleanup(func() {
 		recover, cancel := context.WithTimeout(ctx, 3*time.Minute)
 		defer cancel()
@@ -193,27 +194,31 @@ func TestDisruptiveRadosBenchSurvivesAStoppedOSD(t *testing.T) {
 			t.Errorf("the sandbox did not recover: %v", err)
 		}
 	})
-	results := t.TempDir()
-	begin := time.Now()
-	code, out, errOut := cephbench(t, ctx, "rados", "bench", "-p", pool, "8", "write", "-b", "4K", "-t", "16", "--results", results)
+	return stopped
+}
+
+// checkStall runs a cephbench command during which an OSD stops: it must
+// end on time, and its result must show the stall instead of hiding it.
+func checkStall(t *testing.T, stopped <-chan error, kind string, args ...string) {
+	t.Helper()
+	r, _ := benchWithin(t, 90*time.Second, args...)
 	if err := <-stopped; err != nil {
 		t.Fatalf("stopping osd.0: %v", err)
 	}
-	if took := time.Since(begin); code != 0 || took > 90*time.Second {
-		t.Fatalf("exit %d after %v\n%s\n%s", code, took, out, errOut)
-	}
-	files, _ := filepath.Glob(filepath.Join(results, "*.json"))
-	r, err := result.Load(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
 	var slowest int64
 	for _, s := range r.Series {
-		slowest = max(slowest, s.Kinds["write"].MaxNs)
+		slowest = max(slowest, s.Kinds[kind].MaxNs)
 	}
-	if r.Ops["write"].Ops == 0 || slowest < int64(500*time.Millisecond) {
-		t.Errorf("%d writes, slowest second's max latency %v: a stopped OSD must show as a stall", r.Ops["write"].Ops, time.Duration(slowest))
+	if r.Ops[kind].Ops == 0 || slowest < int64(500*time.Millisecond) {
+		t.Errorf("%d %ss, slowest second's max latency %v: a stopped OSD must show as a stall", r.Ops[kind].Ops, kind, time.Duration(slowest))
 	}
+}
+
+// An OSD stopped in the middle of a write.
+func TestDisruptiveRadosBenchSurvivesAStoppedOSD(t *testing.T) {
+	pool := cephPool(t)
+	stopped := stopAnOSD(t, 2*time.Second)
+	checkStall(t, stopped, "write", "rados", "bench", "-p", pool, "8", "write", "-b", "4K", "-t", "16")
 }
 
 // A full pool makes librados wait for space: a write bench must say so at

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ceph/go-ceph/rbd"
 
@@ -148,4 +149,29 @@ func TestRBDBenchRefusesImagesHoldingDataInUse(t *testing.T) {
 	if got := images(t, pool); len(got) != 2 {
 		t.Errorf("the pool's images are %v; cephbench must never remove an image it did not create", got)
 	}
+}
+
+func TestRunBuiltInPlanOnRBD(t *testing.T) {
+	pool := poolFor(t, "rbd")
+	for _, r := range runPlanOn(t, "rbd://"+pool+"/plan?create=true", 4) {
+		if r.Spec.ReadPercent == 100 && !r.Spec.Verify {
+			t.Errorf("%s did not verify its reads of the image the plan created", r.Name)
+		}
+	}
+	if got := images(t, pool); len(got) != 0 {
+		t.Errorf("the image the plan created is still there: %v", got)
+	}
+	tool(t, "rbd", "create", "-p", pool, "users", "--size", "64M")
+	runPlanOn(t, "rbd://"+pool+"/users", 4)
+	if got := images(t, pool); len(got) != 1 {
+		t.Errorf("after the plan on the user's image, the pool holds %v; the image must stay", got)
+	}
+}
+
+// An OSD stopped in the middle of writes to an image.
+func TestDisruptiveRBDBenchSurvivesAStoppedOSD(t *testing.T) {
+	pool := poolFor(t, "rbd")
+	stopped := stopAnOSD(t, 2*time.Second)
+	checkStall(t, stopped, "write", "rbd", "bench", "-p", pool, "img", "--io-type", "write", "--io-pattern", "rand",
+		"--create", "--size", "64M", "--io-total", "64G", "--duration", "8s")
 }

@@ -62,14 +62,46 @@ func fileSteps(dir string, dur spec.Duration, size uint64) []step {
 	}
 }
 
+// blockSteps are the plan's steps on an RBD image: 4M sequential writes
+// and reads, 16 in flight, then 4K random writes and reads, 16 in flight.
+// size is the region addressed, and the size of an image the target asks
+// to create; reads are verified only on an image the plan creates (one
+// that holds a user's data holds no blocks cephbench can check).
+func blockSteps(target spec.Target, dur spec.Duration, size uint64, creates bool) []step {
+	large := spec.Workload{
+		Target: target, BlockSize: 4 << 20, FileSize: spec.Size(size), Workers: 1, QueueDepth: 16, Duration: dur, Keep: true,
+	}
+	small := large
+	small.BlockSize = 4 << 10
+	steps := []step{
+		planStep("block-seqwrite-4M", large, spec.Sequential, 0),
+		planStep("block-seqread-4M", large, spec.Sequential, 100),
+		planStep("block-randwrite-4K", small, spec.Random, 0),
+		planStep("block-randread-4K", small, spec.Random, 100),
+	}
+	if !creates {
+		for i := range steps {
+			steps[i].w.Verify = false
+		}
+	}
+	return steps
+}
+
+// cephfsSteps are the plan's file steps on a CephFS directory: 4K random
+// writes and reads of a file, 16 in flight (libcephfs has no O_DIRECT).
+func cephfsSteps(target spec.Target, dur spec.Duration, size uint64) []step {
+	steps := fileSteps(target.Location, dur, size)
+	for i := range steps {
+		steps[i].w.Target, steps[i].w.Direct = target, false
+	}
+	return steps
+}
+
 func planStep(name string, base spec.Workload, p spec.Pattern, reads int) step {
 	w := base
 	w.Name, w.Pattern, w.ReadPercent, w.Verify = name, p, reads, reads > 0
 	return step{name: name, w: w}
 }
-
-// objectSchemes are the remote targets the plan runs its object steps on.
-var objectSchemes = map[string]bool{"rados": true}
 
 func newRunCmd(env Env) *cobra.Command {
 	var (
@@ -80,7 +112,7 @@ func newRunCmd(env Env) *cobra.Command {
 		quiet    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--target DIR|rados://POOL] [--duration 10s]",
+		Use:   "run [--target DIR|rados://POOL|rbd://POOL/IMAGE|cephfs://[FS]/PATH] [--duration 10s]",
 		Short: "Run the built-in test plan (about a minute on a local directory)",
 		Long: `Run the built-in "quick" plan against a local directory (./cephbench-data by
 default, created if needed): 4M object writes, then sequential and random
@@ -90,7 +122,11 @@ of all steps ends the run. Every result is saved as JSON under --results.
 Only the files the plan created are removed at the end.
 
 With --target rados://POOL the plan runs its object steps on a RADOS pool
-(rados bench's objects, removed at the end).`,
+(rados bench's objects, removed at the end). With rbd://POOL/IMAGE it runs
+4M sequential and 4K random writes and reads on the image (an existing
+image is written over unless it is in use or holds a filesystem;
+rbd://POOL/IMAGE?create=true creates one of 256 MiB and removes it at the
+end). With cephfs://[FS]/PATH it runs the file steps in a CephFS directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" {
@@ -103,7 +139,7 @@ With --target rados://POOL the plan runs its object steps on a RADOS pool
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&target, "target", "cephbench-data", "directory to run the plan in, or rados://POOL")
+	fl.StringVar(&target, "target", "cephbench-data", "directory to run the plan in, or rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH")
 	fl.Var(&duration, "duration", "measured time of each step: 10s, 1m, ...")
 	fl.StringVar(&format, "format", "text", "text, or json (only the JSON results on stdout; progress goes to stderr)")
 	fl.StringVar(&results, "results", "cephbench-results", "folder under which each run's results are saved")
@@ -117,10 +153,22 @@ func runQuick(ctx context.Context, env Env, target string, dur spec.Duration, fo
 		if err != nil {
 			return usageErr(err)
 		}
-		if !objectSchemes[t.Scheme] {
-			return usagef("the built-in plan runs on a local directory or on rados://POOL, not on %s://", t.Scheme)
+		var steps []step
+		switch t.Scheme {
+		case "rados":
+			steps = objectSteps(t, dur, quickObjectBudget)
+		case "rbd":
+			creates := strings.Contains(t.Location, "create=true")
+			size := uint64(0) // the whole image
+			if creates {
+				size = quickFileSize
+			}
+			steps = blockSteps(t, dur, size, creates)
+		case "cephfs":
+			steps = cephfsSteps(t, dur, quickFileSize)
+		default:
+			return usagef("the built-in plan runs on a local directory, rados://POOL, rbd://POOL/IMAGE or cephfs://[FS]/PATH, not on %s://", t.Scheme)
 		}
-		steps := objectSteps(t, dur, quickObjectBudget)
 		return runPlan(ctx, env, target, steps, format, resultsDir, quiet, func() error {
 			return engine.CleanKept(context.WithoutCancel(ctx), t)
 		})
