@@ -11,6 +11,10 @@
 // An image it creates is laid out whole with verifiable data first (a
 // never-written extent would be answered without touching an OSD), and
 // verified reads are only of images it created.
+// librbd's cache is on and in writeback from the first write, as the rbd
+// tool and fio's rbd engine run it; Direct turns it off (fio's direct=1),
+// so that every op reaches the OSDs.
+//
 // The data path drives librbd aio from C (backend.c, a backend of the
 // queue core in internal/aioq), so one image handle keeps any queue depth
 // in flight without an OS thread per op.

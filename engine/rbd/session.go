@@ -131,6 +131,17 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 		return fail(engine.Usagef("image %s holds data cephbench did not write, so reads cannot be verified: drop --verify, or let cephbench create the image", name))
 	}
 
+	// librbd's cache as the peers use it: writeback from the first write,
+	// as the rbd tool sets it and fio's rbd engine gets with a flush; off
+	// with Direct, as fio's direct=1 has it, so that every op reaches the
+	// OSDs.
+	option, value := "rbd_cache_writethrough_until_flush", "false"
+	if w.Direct {
+		option = "rbd_cache"
+	}
+	if err := conn.SetConfigOption(option, value); err != nil {
+		return fail(fmt.Errorf("ceph option %s=%s: %w", option, value, err))
+	}
 	cname := C.CString(t.Image)
 	defer C.free(unsafe.Pointer(cname))
 	if r := C.cbrbd_open(C.rados_ioctx_t(ioctx.Pointer()), cname, &s.image); r < 0 {

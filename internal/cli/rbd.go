@@ -51,6 +51,7 @@ type rbdBenchFlags struct {
 	size      spec.Size
 	keep      bool
 	force     bool
+	direct    bool
 	opTimeout spec.Duration
 	results   string
 }
@@ -100,6 +101,7 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 	fl.BoolVar(&f.create, "create", false, "create the image (of --size) if it does not exist; it is removed afterwards unless --keep")
 	fl.Var(&f.size, "size", "the image size to create, or the region of the image to address (default: all of it)")
 	fl.BoolVar(&f.keep, "keep", false, "keep an image cephbench created")
+	fl.BoolVar(&f.direct, "direct", false, "turn librbd's cache off, as fio's direct=1 (by default it is on, in writeback, as rbd bench runs it)")
 	fl.BoolVar(&f.force, "force", false, "write even to an image in use or one that holds a filesystem or partition signature")
 	fl.Var(&f.opTimeout, "op-timeout", "fail (and count) an op that takes longer than this (default 60s)")
 	fl.StringVar(&f.results, "results", "cephbench-results", "folder for cephbench's JSON result")
@@ -123,7 +125,7 @@ func (f *rbdBenchFlags) workload(cf *cephFlags) (spec.Workload, error) {
 	}
 	w := spec.Workload{
 		BlockSize: f.ioSize, Workers: 1, QueueDepth: f.threads, TotalBytes: f.total, Duration: f.duration,
-		FileSize: f.size, Keep: f.keep, Force: f.force, OpTimeout: f.opTimeout,
+		FileSize: f.size, Keep: f.keep, Force: f.force, OpTimeout: f.opTimeout, Direct: f.direct,
 	}
 	switch f.ioType {
 	case "read":

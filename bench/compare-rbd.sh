@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Runs Ceph's rbd bench, fio's rbd engine and cephbench rbd bench in turn on
+# the same image, three rounds per row (the order rotating), and prints
+# cephbench/peer for IOPS, mean and p99 latency and client CPU seconds per
+# op. All three run librbd's cache as they do by default: in writeback.
+#
+#   bench/compare-rbd.sh           uses the cluster in CEPH_CONF, or starts a sandbox
+# Environment: ROUNDS (default 3), POOL (default cbcompare-rbd, created and
+# removed), CEPHBENCH (default bin/cephbench), ROWS (a regular expression: only
+# the rows whose names match).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-3}
+POOL=${POOL:-cbcompare-rbd}
+IMAGE=bench
+scripts/install-deps.sh
+if [ -z "${CEPHBENCH:-}" ]; then
+  CEPHBENCH=bin/cephbench
+  go build -tags ceph,pacific -o "$CEPHBENCH" ./cmd/cephbench
+fi
+CEPHBENCH=$(realpath "$CEPHBENCH")
+
+out=$(mktemp -d)
+sandbox=""
+cleanup() {
+  ceph osd pool rm "$POOL" "$POOL" --yes-i-really-really-mean-it >/dev/null 2>&1 || true
+  [ -n "$sandbox" ] && "$CEPHBENCH" sandbox down --dir "$sandbox" --purge >/dev/null 2>&1
+  rm -rf "$out"
+}
+trap cleanup EXIT
+if [ -z "${CEPH_CONF:-}" ]; then
+  sandbox="$out/sandbox"
+  "$CEPHBENCH" sandbox up --dir "$sandbox" --osds 3 >&2
+  eval "$("$CEPHBENCH" sandbox env --dir "$sandbox")"
+fi
+ceph osd pool create "$POOL" 32 >/dev/null 2>&1
+rbd pool init "$POOL"
+rbd create -p "$POOL" "$IMAGE" --size 1G
+# Every extent written, so reads reach the OSDs.
+rbd bench -p "$POOL" "$IMAGE" --io-type write --io-size 4M --io-threads 16 --io-total 1G --io-pattern seq >/dev/null
+# fio's rbd engine reads ceph.conf from the current directory (it does not
+# look at CEPH_CONF).
+mkdir "$out/fio" && ln -s "$(realpath "$CEPH_CONF")" "$out/fio/ceph.conf"
+
+mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0 || a == "" || b == "") print "n/a"; else printf "%.3f", a / b }'; }
+cpu() { awk -v ops="$1" '{ printf "%.9f\n", ($1 + $2) / ops }' "$out/time"; }
+
+# run TOOL TYPE PATTERN BS DEPTH TOTAL: one run; appends IOPS, mean and p99
+# latency (ms) and CPU seconds per op to $out/TOOL.*
+run() {
+  local tool=$1 type=$2 pattern=$3 bs=$4 depth=$5 total=$6 ops iops lat p99
+  case $tool in
+  rbd)
+    /usr/bin/time -f "%U %S" -o "$out/time" rbd bench -p "$POOL" "$IMAGE" --io-type "$type" --io-size "$bs" \
+      --io-threads "$depth" --io-total "$total" --io-pattern "$pattern" >"$out/run" 2>/dev/null
+    ops=$(awk '/^elapsed:/ { print $4 }' "$out/run")
+    iops=$(awk '/^elapsed:/ { print $6 }' "$out/run")
+    lat=$(awk -v d="$depth" -v i="$iops" 'BEGIN { printf "%.6g", d / i * 1000 }') # Little's law
+    p99=""
+    ;;
+  fio)
+    local rw=$type
+    [ "$pattern" = rand ] && rw=rand$type
+    (cd "$out/fio" && /usr/bin/time -f "%U %S" -o "$out/time" fio --name=cmp --ioengine=rbd --clientname=admin \
+      --pool="$POOL" --rbdname="$IMAGE" --rw="$rw" --bs="$bs" --iodepth="$depth" --io_size="$total" \
+      --output-format=json >"$out/run" 2>/dev/null)
+    local k=".jobs[0].$type"
+    ops=$(jq "$k.total_ios" "$out/run")
+    iops=$(jq "$k.iops" "$out/run")
+    lat=$(jq "$k.clat_ns.mean / 1e6" "$out/run")
+    p99=$(jq "$k.clat_ns.percentile[\"99.000000\"] / 1e6" "$out/run")
+    ;;
+  cb)
+    /usr/bin/time -f "%U %S" -o "$out/time" "$CEPHBENCH" rbd bench -p "$POOL" "$IMAGE" --io-type "$type" --io-size "$bs" \
+      --io-threads "$depth" --io-total "$total" --io-pattern "$pattern" --results "$out/res" >"$out/run" 2>/dev/null
+    local r k=".ops.$type"
+    r=$(ls -t "$out"/res/*.json | head -1)
+    ops=$(jq "$k.ops" "$r")
+    iops=$(jq "$k.ops / .elapsed_seconds" "$r")
+    lat=$(jq "$k.latency.mean_ns / 1e6" "$r")
+    p99=$(jq "[$k.latency.percentiles_ns[] | select(.p == 99)][0].ns / 1e6" "$r")
+    ;;
+  esac
+  echo "$iops" >>"$out/$tool.iops"
+  echo "$lat" >>"$out/$tool.lat"
+  [ -n "$p99" ] && echo "$p99" >>"$out/$tool.p99"
+  cpu "$ops" >>"$out/$tool.cpu"
+}
+
+printf '%-22s %8s %8s %8s   %-29s %-29s\n' row "rbd IOPS" "fio IOPS" "cb IOPS" "cb/rbd: IOPS lat p99 CPU/op" "cb/fio: IOPS lat p99 CPU/op"
+row() {
+  local name=$1; shift
+  [[ $name =~ ${ROWS:-.} ]] || return 0
+  rm -f "$out"/*.iops "$out"/*.lat "$out"/*.p99 "$out"/*.cpu
+  local tools=(rbd fio cb)
+  for i in $(seq "$ROUNDS"); do
+    for j in 0 1 2; do run "${tools[$(((i + j) % 3))]}" "$@"; done
+  done
+  local m
+  m() { [ -f "$out/$1.$2" ] && mean <"$out/$1.$2" || true; }
+  local cmp=()
+  for peer in rbd fio; do
+    cmp+=("$(printf '%5s %5s %5s %5s' "$(ratio "$(m cb iops)" "$(m "$peer" iops)")" "$(ratio "$(m cb lat)" "$(m "$peer" lat)")" \
+      "$(ratio "$(m cb p99)" "$(m "$peer" p99)")" "$(ratio "$(m cb cpu)" "$(m "$peer" cpu)")")")
+  done
+  printf '%-22s %8.0f %8.0f %8.0f   %-29s %-29s\n' "$name" "$(m rbd iops)" "$(m fio iops)" "$(m cb iops)" "${cmp[0]}" "${cmp[1]}"
+}
+
+row "4K randwrite qd 32" write rand 4K 32 64M
+row "4K randread qd 32" read rand 4K 32 128M
+row "4M seq write qd 16" write seq 4M 16 1G
