@@ -4,7 +4,7 @@ LDFLAGS := -X github.com/cephbench/cephbench/result.Version=$(VERSION)
 # The Ceph engines need librados-dev and friends (scripts/install-deps.sh).
 TAGS := ceph,pacific
 
-.PHONY: build test vet lint bench compare-fio compare-rados memory-soak clean
+.PHONY: build test vet lint bench compare-fio compare-rados compare-rbd memory-soak clean
 
 build:
 	go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/cephbench ./cmd/cephbench
@@ -30,6 +30,9 @@ compare-fio: build
 # cephbench rados bench against Ceph's rados bench on a sandbox cluster.
 compare-rados: build
 	CEPHBENCH=bin/cephbench bench/compare-rados.sh
+
+compare-rbd: build
+	CEPHBENCH=bin/cephbench bench/compare-rbd.sh
 
 # RSS of a 10-minute queue-depth-64 run: start vs end.
 memory-soak: build

@@ -130,8 +130,8 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 		}
 		return fail(fmt.Errorf("mounting CephFS %s: %w", fsName(t.FS), err))
 	}
-	if err := s.makeDir(t.Dir); err != nil {
-		return fail(err)
+	if st, err := s.mount.Statx(t.Dir, cephfs.StatxMode, 0); err == nil && st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return fail(engine.Usagef("%s on CephFS is not a directory", t.Dir))
 	}
 
 	bs := int64(w.BlockSize)
@@ -156,6 +156,10 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 		return fail(engine.Usagef("the files in %s hold %d bytes, less than one %s block", t.Dir, size, w.BlockSize))
 	}
 	s.geo = engine.Geometry{Layout: engine.Blocks, Files: len(files), Size: size - size%bs}
+	// Only now, with the workload checked, does anything change on CephFS.
+	if err := s.makeDir(t.Dir); err != nil {
+		return fail(err)
+	}
 	for i, f := range files {
 		cf, err := s.prepare(ctx, w, f, int64(i), size)
 		if err != nil {

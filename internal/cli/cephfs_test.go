@@ -118,3 +118,20 @@ func TestDisruptiveCephFSSurvivesAStoppedOSD(t *testing.T) {
 	checkStall(t, stopped, "write", "bench", "--target", fmt.Sprintf("cephfs:///cbstall-%d", rand.Uint32()),
 		"--rw", "randwrite", "--bs", "4K", "--size", "16M", "--iodepth", "8", "--duration", "8s", "--direct", "--quiet")
 }
+
+func TestCephFSBadInput(t *testing.T) {
+	cephtest.MountCephFS(t)
+	dir := fmt.Sprintf("/cbbad-%d", rand.Uint32())
+	cases := map[string][]string{
+		"no such file system": {"bench", "--target", "cephfs://no-such-fs" + dir, "--rw", "write", "--size", "1M"},
+		"nothing to read":     {"bench", "--target", "cephfs://" + dir, "--rw", "read"},
+		"unknown option":      {"bench", "--target", "cephfs://" + dir + "?pool=x", "--rw", "write", "--size", "1M"},
+	}
+	for name, args := range cases {
+		code, out, errOut := cephbench(t, context.Background(), append(args, "--results", t.TempDir())...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want a one-line error and exit %d", name, code, out, errOut, ExitUsage)
+		}
+	}
+}
