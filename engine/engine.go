@@ -198,6 +198,18 @@ type Func func(ctx context.Context, w *spec.Workload) (Session, error)
 // Open calls f.
 func (f Func) Open(ctx context.Context, w *spec.Workload) (Session, error) { return f(ctx, w) }
 
+// Typed is an engine whose Open returns its own session type: a failed
+// Open yields a nil Session, not a non-nil interface around a nil pointer.
+func Typed[S Session](open func(context.Context, *spec.Workload) (S, error)) Func {
+	return func(ctx context.Context, w *spec.Workload) (Session, error) {
+		s, err := open(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
 // UsageError is a problem with what the user asked for (a missing path, a
 // mounted device, a wrong size), found before any I/O: the CLI prints it
 // on one line and exits 2.

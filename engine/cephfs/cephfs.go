@@ -29,19 +29,13 @@ import (
 const markAttr = "user.cephbench"
 
 func init() {
-	engine.Register("cephfs", engine.Func(func(ctx context.Context, w *spec.Workload) (engine.Session, error) {
-		s, err := Open(ctx, w)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	}))
+	engine.Register("cephfs", engine.Typed(Open))
 	engine.RegisterCleaner("cephfs", func(_ context.Context, t spec.Target) error { return cleanKept(t) })
 }
 
 // Target is a parsed cephfs:// location.
 type Target struct {
-	Conn cbrados.Target // the connection options (Conn.Pool unused)
+	Conn cbrados.Target // the connection options, without a pool
 	FS   string         // the file system's name; "" for the default
 	Dir  string         // an absolute path in it
 }
@@ -58,18 +52,7 @@ func ParseTarget(location string) (Target, error) {
 	if err != nil {
 		return Target{}, engine.Usagef("cephfs target %q: %v", location, err)
 	}
-	for key := range q {
-		switch key {
-		case "conf", "id", "name", "keyring", "cluster":
-		default:
-			return Target{}, engine.Usagef("cephfs target: unknown option %q (known: conf, id, name, keyring, cluster)", key)
-		}
-	}
-	conn := "-" // a pool name rados.ParseTarget accepts; never opened
-	if len(q) > 0 {
-		conn += "?" + q.Encode()
-	}
-	t.Conn, err = cbrados.ParseTarget(conn)
+	t.Conn, err = cbrados.ParseConn("cephfs", q)
 	return t, err
 }
 
@@ -300,26 +283,18 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	if op.Kind == engine.Write {
 		_, err := f.WriteAt(op.Buf, op.Offset)
 		if err != nil {
-			return errnoOrErr(err)
+			return cbrados.ErrnoOf(err)
 		}
 		return nil
 	}
 	n, err := f.ReadAt(op.Buf, op.Offset)
 	switch {
 	case err != nil && n < len(op.Buf):
-		return fmt.Errorf("%s at %d: %w", s.target.Dir, op.Offset, errnoOrErr(err))
+		return fmt.Errorf("%s at %d: %w", s.target.Dir, op.Offset, cbrados.ErrnoOf(err))
 	case n < len(op.Buf):
 		return fmt.Errorf("%s at %d: read %d of %d bytes", s.target.Dir, op.Offset, n, len(op.Buf))
 	}
 	return nil
-}
-
-// errnoOrErr lets results count a go-ceph failure by its errno name.
-func errnoOrErr(err error) error {
-	if e := cbrados.Errno(err); e != 0 {
-		return e
-	}
-	return err
 }
 
 // Close closes the files, removes the files and directories the session

@@ -41,13 +41,7 @@ const MetadataName = "benchmark_last_metadata"
 const directAlignment = 4096
 
 func init() {
-	engine.Register("dirobj", engine.Func(func(ctx context.Context, w *spec.Workload) (engine.Session, error) {
-		s, err := Open(ctx, w)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	}))
+	engine.Register("dirobj", engine.Typed(Open))
 	engine.RegisterCleaner("dirobj", func(_ context.Context, t spec.Target) error { return Cleanup(t.Location) })
 }
 

@@ -28,7 +28,7 @@ import (
 	"github.com/cephbench/cephbench/spec"
 )
 
-func init() { engine.Register("file", engine.Func(open)) }
+func init() { engine.Register("file", engine.Typed(openSession)) }
 
 // directAlign is the buffer alignment asked for under O_DIRECT: the page
 // size, which satisfies every filesystem and the devices whose logical
@@ -136,13 +136,6 @@ func (s *Session) Close(context.Context) error {
 
 // open returns the Session for w's target; a nil *Session must not become
 // a non-nil engine.Session.
-func open(ctx context.Context, w *spec.Workload) (engine.Session, error) {
-	s, err := openSession(ctx, w)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
 
 func openSession(ctx context.Context, w *spec.Workload) (*Session, error) {
 	loc := w.Target.Location

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,12 +43,33 @@ func ParseTarget(location string) (Target, error) {
 	if err != nil {
 		return Target{}, engine.Usagef("rados target %q: %v", location, err)
 	}
-	t := Target{Pool: pool}
+	t, err := ParseConn("rados", q, "run-name", "hints")
+	if err != nil {
+		return Target{}, err
+	}
+	t.Pool = pool
+	if q.Has("run-name") {
+		t.RunName = q.Get("run-name")
+	}
+	if q.Has("hints") {
+		hints, err := strconv.ParseBool(q.Get("hints"))
+		if err != nil {
+			return Target{}, engine.Usagef("rados target: hints=%q: want true or false", q.Get("hints"))
+		}
+		t.NoHints = !hints
+	}
+	return t, nil
+}
+
+// ParseConn reads the connection options every Ceph target's query takes
+// (conf, id, name, keyring, cluster) into a Target without a pool. The
+// scheme's own options, named in own, are left for the caller; any other
+// option is a usage error naming them all.
+func ParseConn(scheme string, q url.Values, own ...string) (Target, error) {
+	var t Target
 	for key, vals := range q {
 		v := vals[len(vals)-1]
 		switch key {
-		case "run-name":
-			t.RunName = v
 		case "conf":
 			t.Conf = v
 		case "id":
@@ -58,14 +80,11 @@ func ParseTarget(location string) (Target, error) {
 			t.Keyring = v
 		case "cluster":
 			t.Cluster = v
-		case "hints":
-			hints, err := strconv.ParseBool(v)
-			if err != nil {
-				return Target{}, engine.Usagef("rados target: hints=%q: want true or false", v)
-			}
-			t.NoHints = !hints
 		default:
-			return Target{}, engine.Usagef("rados target: unknown option %q (known: conf, id, name, keyring, cluster, run-name, hints)", key)
+			if !slices.Contains(own, key) {
+				known := append([]string{"conf", "id", "name", "keyring", "cluster"}, own...)
+				return Target{}, engine.Usagef("%s target: unknown option %q (known: %s)", scheme, key, strings.Join(known, ", "))
+			}
 		}
 	}
 	return t, nil
@@ -146,6 +165,16 @@ func confName(t Target) string {
 	return "CEPH_CONF or /etc/ceph/ceph.conf"
 }
 
+// ErrnoOf turns a go-ceph error into the syscall.Errno it carries, so
+// results count failures by errno name (EIO, ETIMEDOUT, ENOSPC ...); an
+// error without one is returned as it is.
+func ErrnoOf(err error) error {
+	if e := Errno(err); e != 0 {
+		return e
+	}
+	return err
+}
+
 // Errno is the errno a go-ceph error carries (go-ceph's errors hold the
 // negative return code of the C call), or 0 if it carries none.
 func Errno(err error) syscall.Errno {
@@ -158,13 +187,4 @@ func Errno(err error) syscall.Errno {
 		return syscall.Errno(code)
 	}
 	return 0
-}
-
-// errnoOf turns a go-ceph error into the syscall.Errno it carries, so
-// results count failures by errno name (EIO, ETIMEDOUT, ENOSPC ...).
-func errnoOf(err error) error {
-	if e := Errno(err); e != 0 {
-		return e
-	}
-	return err
 }

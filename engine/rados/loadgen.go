@@ -145,7 +145,7 @@ func (p *Pool) CreateExclusive(ctx context.Context, names []string) (created []b
 		case errors.Is(err, rados.ErrObjectExists):
 			return fmt.Errorf("object %s already exists: refusing to write over it", names[i])
 		case err != nil:
-			return fmt.Errorf("creating %s: %w", names[i], errnoOf(err))
+			return fmt.Errorf("creating %s: %w", names[i], ErrnoOf(err))
 		}
 		created[i] = true
 		return nil

@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	engine.Register("rados", engine.Func(open))
+	engine.Register("rados", engine.Typed(Open))
 	engine.RegisterCleaner("rados", func(ctx context.Context, t spec.Target) error {
 		rt, err := ParseTarget(t.Location)
 		if err != nil {
@@ -78,14 +78,6 @@ var (
 	_ engine.Payload         = (*Session)(nil)
 	_ engine.ClusterReporter = (*Session)(nil)
 )
-
-func open(ctx context.Context, w *spec.Workload) (engine.Session, error) {
-	s, err := Open(ctx, w)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
 
 // Open connects, checks that the pool exists and, for a workload that
 // reads, finds the objects of the last write through its metadata object.
@@ -207,14 +199,14 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	name := radosbench.ObjectName(s.prefix, op.Object)
 	if op.Kind == engine.Write {
 		if err := s.ioctx.Write(name, op.Buf, uint64(op.Offset)); err != nil {
-			return errnoOf(err)
+			return ErrnoOf(err)
 		}
 		s.noteWrite(op)
 		return nil
 	}
 	n, err := s.ioctx.Read(name, op.Buf, uint64(op.Offset))
 	if err != nil {
-		return errnoOf(err)
+		return ErrnoOf(err)
 	}
 	if n < len(op.Buf) {
 		return fmt.Errorf("%s: read %d of %d bytes at %d: %w", name, n, len(op.Buf), op.Offset, io.ErrUnexpectedEOF)

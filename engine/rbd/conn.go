@@ -29,24 +29,16 @@ func ParseTarget(location string) (Target, error) {
 	if err != nil {
 		return Target{}, engine.Usagef("rbd target %q: %v", location, err)
 	}
-	t := Target{Image: image}
-	if v, ok := q["create"]; ok {
-		if t.Create, err = strconv.ParseBool(v[len(v)-1]); err != nil {
-			return Target{}, engine.Usagef("rbd target: create=%q: want true or false", v[len(v)-1])
-		}
-		q.Del("create")
+	conn, err := rados.ParseConn("rbd", q, "create")
+	if err != nil {
+		return Target{}, err
 	}
-	for key := range q {
-		switch key {
-		case "conf", "id", "name", "keyring", "cluster":
-		default:
-			return Target{}, engine.Usagef("rbd target: unknown option %q (known: conf, id, name, keyring, cluster, create)", key)
+	conn.Pool = pool
+	t := Target{Conn: conn, Image: image}
+	if q.Has("create") {
+		if t.Create, err = strconv.ParseBool(q.Get("create")); err != nil {
+			return Target{}, engine.Usagef("rbd target: create=%q: want true or false", q.Get("create"))
 		}
 	}
-	conn := pool
-	if len(q) > 0 {
-		conn += "?" + q.Encode()
-	}
-	t.Conn, err = rados.ParseTarget(conn)
-	return t, err
+	return t, nil
 }

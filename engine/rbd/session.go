@@ -44,13 +44,7 @@ const (
 )
 
 func init() {
-	engine.Register("rbd", engine.Func(func(ctx context.Context, w *spec.Workload) (engine.Session, error) {
-		s, err := Open(ctx, w)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	}))
+	engine.Register("rbd", engine.Typed(Open))
 	engine.RegisterCleaner("rbd", func(_ context.Context, t spec.Target) error { return cleanKept(t) })
 }
 
