@@ -7,38 +7,17 @@
 # Environment: SECONDS_PER_RUN (default 10), PAIRS (default 3), POOL (default
 # cbcompare, created and removed), CEPHBENCH (default bin/cephbench), ROWS (a
 # regular expression: only the rows whose names match; default all).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-
 RUNTIME=${SECONDS_PER_RUN:-10}
 PAIRS=${PAIRS:-3}
 POOL=${POOL:-cbcompare}
-scripts/install-deps.sh
-if [ -z "${CEPHBENCH:-}" ]; then
-  CEPHBENCH=bin/cephbench
-  go build -tags ceph,pacific -o "$CEPHBENCH" ./cmd/cephbench
-fi
-
-out=$(mktemp -d)
-sandbox=""
-cleanup() {
-  ceph osd pool rm "$POOL" "$POOL" --yes-i-really-really-mean-it >/dev/null 2>&1 || true
-  [ -n "$sandbox" ] && "$CEPHBENCH" sandbox down --dir "$sandbox" --purge >/dev/null 2>&1
-  rm -rf "$out"
-}
-trap cleanup EXIT
-if [ -z "${CEPH_CONF:-}" ]; then
-  sandbox="$out/sandbox"
-  "$CEPHBENCH" sandbox up --dir "$sandbox" --osds 3 >&2
-  eval "$("$CEPHBENCH" sandbox env --dir "$sandbox")"
-fi
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+cleanup_pool() { ceph osd pool rm "$POOL" "$POOL" --yes-i-really-really-mean-it >/dev/null 2>&1 || true; }
 ceph osd pool create "$POOL" 32 >/dev/null 2>&1
 ceph osd pool application enable "$POOL" rados >/dev/null 2>&1
 
 # field NAME FILE: the number after "NAME:" in a rados bench summary.
 field() { awk -F: -v k="$1" '$1 == k { gsub(/ /, "", $2); print $2; exit }' "$2"; }
-mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f", a / b }'; }
 
 # run TOOL MODE ARGS...: one run; appends bandwidth, IOPS, mean latency and
 # CPU seconds per op to $out/TOOL.*

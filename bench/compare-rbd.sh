@@ -8,32 +8,12 @@
 # Environment: ROUNDS (default 3), POOL (default cbcompare-rbd, created and
 # removed), CEPHBENCH (default bin/cephbench), ROWS (a regular expression: only
 # the rows whose names match).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-
 ROUNDS=${ROUNDS:-3}
 POOL=${POOL:-cbcompare-rbd}
 IMAGE=bench
-scripts/install-deps.sh
-if [ -z "${CEPHBENCH:-}" ]; then
-  CEPHBENCH=bin/cephbench
-  go build -tags ceph,pacific -o "$CEPHBENCH" ./cmd/cephbench
-fi
-CEPHBENCH=$(realpath "$CEPHBENCH")
-
-out=$(mktemp -d)
-sandbox=""
-cleanup() {
-  ceph osd pool rm "$POOL" "$POOL" --yes-i-really-really-mean-it >/dev/null 2>&1 || true
-  [ -n "$sandbox" ] && "$CEPHBENCH" sandbox down --dir "$sandbox" --purge >/dev/null 2>&1
-  rm -rf "$out"
-}
-trap cleanup EXIT
-if [ -z "${CEPH_CONF:-}" ]; then
-  sandbox="$out/sandbox"
-  "$CEPHBENCH" sandbox up --dir "$sandbox" --osds 3 >&2
-  eval "$("$CEPHBENCH" sandbox env --dir "$sandbox")"
-fi
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+cleanup_pool() { ceph osd pool rm "$POOL" "$POOL" --yes-i-really-really-mean-it >/dev/null 2>&1 || true; }
 ceph osd pool create "$POOL" 32 >/dev/null 2>&1
 rbd pool init "$POOL"
 rbd create -p "$POOL" "$IMAGE" --size 1G
@@ -43,8 +23,6 @@ rbd bench -p "$POOL" "$IMAGE" --io-type write --io-size 4M --io-threads 16 --io-
 # look at CEPH_CONF).
 mkdir "$out/fio" && ln -s "$(realpath "$CEPH_CONF")" "$out/fio/ceph.conf"
 
-mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0 || a == "" || b == "") print "n/a"; else printf "%.3f", a / b }'; }
 cpu() { awk -v ops="$1" '{ printf "%.9f\n", ($1 + $2) / ops }' "$out/time"; }
 
 # run TOOL TYPE PATTERN BS DEPTH TOTAL: one run; appends IOPS, mean and p99

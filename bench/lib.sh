@@ -1,0 +1,31 @@
+# Shared by the bench/compare-*.sh scripts, which source it: the packages,
+# a cephbench with the Ceph engines, a scratch folder ($out), and a cluster
+# (the one in CEPH_CONF, or a sandbox started here), all cleaned up on exit
+# after the script's own cleanup_pool. Also: mean, ratio.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+if [ -z "${CEPHBENCH:-}" ]; then
+  CEPHBENCH=bin/cephbench
+  go build -tags ceph,pacific -o "$CEPHBENCH" ./cmd/cephbench
+fi
+CEPHBENCH=$(realpath "$CEPHBENCH")
+
+out=$(mktemp -d)
+sandbox=""
+cleanup_pool() { :; }
+cleanup() {
+  cleanup_pool
+  [ -n "$sandbox" ] && "$CEPHBENCH" sandbox down --dir "$sandbox" --purge >/dev/null 2>&1
+  rm -rf "$out"
+}
+trap cleanup EXIT
+if [ -z "${CEPH_CONF:-}" ]; then
+  sandbox="$out/sandbox"
+  "$CEPHBENCH" sandbox up --dir "$sandbox" --osds 3 >&2
+  eval "$("$CEPHBENCH" sandbox env --dir "$sandbox")"
+fi
+
+mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0 || a == "" || b == "") print "n/a"; else printf "%.3f", a / b }'; }
