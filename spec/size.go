@@ -112,8 +112,14 @@ func ParseDuration(s string) (Duration, error) {
 // D returns the duration as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// String formats like time.Duration ("10s", "2m0s").
-func (d Duration) String() string { return time.Duration(d).String() }
+// String formats like time.Duration ("10s", "2m0s"), and zero as "0": the
+// flag package shows no default for "0", and zero means "not set".
+func (d Duration) String() string {
+	if d == 0 {
+		return "0"
+	}
+	return time.Duration(d).String()
+}
 
 // Set implements flag.Value.
 func (d *Duration) Set(v string) error {

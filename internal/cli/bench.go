@@ -43,6 +43,7 @@ func (f *workloadFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.w.Workers, "workers", 1, "parallel workers (fio's numjobs)")
 	fl.IntVar(&f.w.QueueDepth, "iodepth", 1, "ops in flight per worker")
 	fl.Var(&f.w.Duration, "duration", "how long to measure: 10s, 2m, 1h (default 10s unless --ops or --total is given)")
+	fl.Lookup("duration").DefValue = "" // the usage says what unset means
 	fl.Int64Var(&f.w.TotalOps, "ops", 0, "stop after this many ops")
 	fl.Var(&f.w.TotalBytes, "total", "stop after this many bytes: 1G, ...")
 	fl.Var(&f.w.Ramp, "ramp", "run this long before measuring; excluded from every figure")

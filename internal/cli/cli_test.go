@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	_ "github.com/cephbench/cephbench/engine/dirobj"
 	_ "github.com/cephbench/cephbench/engine/file"
@@ -186,4 +189,28 @@ func TestRunInterruptedSavesAndCleansUp(t *testing.T) {
 	if _, err := os.Stat(data); !os.IsNotExist(err) {
 		t.Errorf("data directory left after Ctrl-C: %v", err)
 	}
+}
+
+// TestHelpStatesEachDefaultOnce walks every command's help: a flag's
+// default is shown once, and a zero that means "not set" is not shown as
+// a default.
+func TestHelpStatesEachDefaultOnce(t *testing.T) {
+	var walk func(path []string, cmd *cobra.Command)
+	walk = func(path []string, cmd *cobra.Command) {
+		code, stdout, stderr := cephbench(t, context.Background(), append(path, "--help")...)
+		if code != ExitOK {
+			t.Fatalf("%v --help: exit %d: %s", path, code, stderr)
+		}
+		for _, line := range strings.Split(stdout, "\n") {
+			if strings.Count(line, "(default") > 1 || strings.Contains(line, "(default 0s)") {
+				t.Errorf("cephbench %s --help: %q", strings.Join(path, " "), strings.TrimSpace(line))
+			}
+		}
+		for _, sub := range cmd.Commands() {
+			if !sub.Hidden && sub.Name() != "help" && sub.Name() != "completion" {
+				walk(append(path[:len(path):len(path)], sub.Name()), sub)
+			}
+		}
+	}
+	walk(nil, newRoot(Env{Stdout: io.Discard, Stderr: io.Discard}))
 }

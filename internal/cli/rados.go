@@ -156,13 +156,14 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.VarP(&opSize, "block-size", "b", "size of each write or read (default 4M)")
+	fl.VarP(&opSize, "block-size", "b", "size of each write or read")
 	fl.VarP(&objectSize, "object-size", "O", "object size (default: the block size)")
 	fl.IntVarP(&threads, "concurrent-ios", "t", 16, "ops in flight")
 	fl.BoolVar(&noCleanup, "no-cleanup", false, "keep the written objects (and the metadata object) for seq, rand and cleanup")
 	fl.BoolVar(&noVerify, "no-verify", false, "do not check the data read")
 	fl.BoolVar(&noHints, "no-hints", false, "do not send rados bench's allocation hint (object size, write size, sequential, immutable) with writes")
-	fl.Var(&opTimeout, "op-timeout", "fail (and count) an op that takes longer than this (default 60s)")
+	fl.Var(&opTimeout, "op-timeout", "fail (and count) an op that takes longer than this")
+	fl.Lookup("op-timeout").DefValue = "60s" // zero leaves it to Connect's default
 	fl.StringVar(&runName, "run-name", "", "name of the metadata object (default benchmark_last_metadata)")
 	fl.Int64Var(&maxObjects, "max-objects", 0, "stop a write after this many objects")
 	fl.StringVarP(&format, "format", "f", "plain", "plain, json or json-pretty (rados bench's keys)")

@@ -93,9 +93,9 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 		fl.StringVar(&f.ioType, "io-type", "", "read, write, or readwrite (rw)")
 		fl.IntVar(&f.mixRead, "rw-mix-read", 50, "percentage of reads in readwrite")
 	}
-	fl.Var(&f.ioSize, "io-size", "size of each op (default 4K)")
+	fl.Var(&f.ioSize, "io-size", "size of each op")
 	fl.IntVar(&f.threads, "io-threads", 16, "ops in flight")
-	fl.Var(&f.total, "io-total", "bytes to transfer in all (default 1G)")
+	fl.Var(&f.total, "io-total", "bytes to transfer in all")
 	fl.StringVar(&f.pattern, "io-pattern", "seq", "seq or rand")
 	fl.Var(&f.duration, "duration", "stop after this long, if before --io-total")
 	fl.BoolVar(&f.create, "create", false, "create the image (of --size) if it does not exist; it is removed afterwards unless --keep")
@@ -103,7 +103,8 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 	fl.BoolVar(&f.keep, "keep", false, "keep an image cephbench created")
 	fl.BoolVar(&f.direct, "direct", false, "turn librbd's cache off, as fio's direct=1 (by default it is on, in writeback, as rbd bench runs it)")
 	fl.BoolVar(&f.force, "force", false, "write even to an image in use or one that holds a filesystem or partition signature")
-	fl.Var(&f.opTimeout, "op-timeout", "fail (and count) an op that takes longer than this (default 60s)")
+	fl.Var(&f.opTimeout, "op-timeout", "fail (and count) an op that takes longer than this")
+	fl.Lookup("op-timeout").DefValue = "60s" // zero leaves it to Connect's default
 	fl.StringVar(&f.results, "results", "cephbench-results", "folder for cephbench's JSON result")
 	return cmd
 }
