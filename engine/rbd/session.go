@@ -128,13 +128,18 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 	// librbd's cache as the peers use it: writeback from the first write,
 	// as the rbd tool sets it and fio's rbd engine gets with a flush; off
 	// with Direct, as fio's direct=1 has it, so that every op reaches the
-	// OSDs.
-	option, value := "rbd_cache_writethrough_until_flush", "false"
+	// OSDs. Without the cache librbd can send a write from cephbench's
+	// buffer instead of a copy (it completes the op only once it no longer
+	// holds the buffer); the cache keeps what it is given past completion,
+	// so there the copy stays.
+	options := [][2]string{{"rbd_cache_writethrough_until_flush", "false"}}
 	if w.Direct {
-		option = "rbd_cache"
+		options = [][2]string{{"rbd_cache", "false"}, {"rbd_disable_zero_copy_writes", "false"}}
 	}
-	if err := conn.SetConfigOption(option, value); err != nil {
-		return fail(fmt.Errorf("ceph option %s=%s: %w", option, value, err))
+	for _, o := range options {
+		if err := conn.SetConfigOption(o[0], o[1]); err != nil {
+			return fail(fmt.Errorf("ceph option %s=%s: %w", o[0], o[1], err))
+		}
 	}
 	cname := C.CString(t.Image)
 	defer C.free(unsafe.Pointer(cname))
