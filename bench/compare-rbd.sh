@@ -86,6 +86,6 @@ row() {
   printf '%-22s %8.0f %8.0f %8.0f   %-29s %-29s\n' "$name" "$(m rbd iops)" "$(m fio iops)" "$(m cb iops)" "${cmp[0]}" "${cmp[1]}"
 }
 
-row "4K randwrite qd 32" write rand 4K 32 64M
-row "4K randread qd 32" read rand 4K 32 128M
+row "4K randwrite qd 32" write rand 4K 32 256M
+row "4K randread qd 32" read rand 4K 32 256M
 row "4M seq write qd 16" write seq 4M 16 1G
