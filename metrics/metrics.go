@@ -46,6 +46,7 @@ type Recorder struct {
 	mu     sync.Mutex
 	kinds  []counts
 	errors map[string]int64
+	queue  QueueCounts // cumulative: the collector sums it, never drains it
 }
 
 // Record adds one completed op of kind (an index into the collector's
@@ -78,6 +79,68 @@ func (r *Recorder) RecordError(kind int, class string) {
 	r.mu.Lock()
 	r.kinds[kind].errors++
 	r.errors[class]++
+	r.mu.Unlock()
+}
+
+// QueueBuckets is the number of buckets of each QueueCounts distribution.
+const QueueBuckets = 7
+
+// QueueCounts are fio's queue distributions ("IO depths", "submit" and
+// "complete"), counted the way fio buckets them so its reports can be
+// printed from them.
+type QueueCounts struct {
+	// Depth counts ops by how many of their worker's ops were in flight
+	// when each started, itself included: 1, 2-3, 4-7, 8-15, 16-31, 32-63,
+	// 64 and more.
+	Depth [QueueBuckets]int64 `json:"depth"`
+	// Submit counts the calls that handed ops to the engine by how many
+	// ops each handed over, and Complete the calls that collected
+	// completions by how many each collected: 0, 1-4, 5-8, 9-16, 17-32,
+	// 33-64, more than 64. A call is one Do or Submit, or one Reap; an
+	// engine may batch several of them into one system call.
+	Submit   [QueueBuckets]int64 `json:"submit"`
+	Complete [QueueBuckets]int64 `json:"complete"`
+}
+
+// AddDepth counts one op that started with n ops in flight, itself
+// included.
+func (q *QueueCounts) AddDepth(n int) {
+	i := 0
+	for lim := 2; n >= lim && i < QueueBuckets-1; lim *= 2 {
+		i++
+	}
+	q.Depth[i]++
+}
+
+// batchBucket is fio's bucket for a call that moved n ops.
+func batchBucket(n int) int {
+	i := 0
+	for lim := 0; n > lim && i < QueueBuckets-1; lim = max(4, 2*lim) {
+		i++
+	}
+	return i
+}
+
+// AddSubmit counts one call that handed n ops to the engine.
+func (q *QueueCounts) AddSubmit(n int) { q.Submit[batchBucket(n)]++ }
+
+// AddComplete counts one call that collected n completed ops.
+func (q *QueueCounts) AddComplete(n int) { q.Complete[batchBucket(n)]++ }
+
+// Add adds o's counts to q.
+func (q *QueueCounts) Add(o *QueueCounts) {
+	for i := range QueueBuckets {
+		q.Depth[i] += o.Depth[i]
+		q.Submit[i] += o.Submit[i]
+		q.Complete[i] += o.Complete[i]
+	}
+}
+
+// AddQueue adds counts its caller kept on its own, without a lock per op,
+// to the recorder's.
+func (r *Recorder) AddQueue(q *QueueCounts) {
+	r.mu.Lock()
+	r.queue.Add(q)
 	r.mu.Unlock()
 }
 
@@ -195,6 +258,20 @@ func (c *Collector) Tick(elapsed time.Duration) Second {
 	}
 	c.series = append(c.series, s)
 	return s
+}
+
+// Queue returns the sum of the queue counts the recorders were given.
+func (c *Collector) Queue() QueueCounts {
+	c.mu.Lock()
+	recorders := c.recorders
+	c.mu.Unlock()
+	var q QueueCounts
+	for _, r := range recorders {
+		r.mu.Lock()
+		q.Add(&r.queue)
+		r.mu.Unlock()
+	}
+	return q
 }
 
 // Series returns the intervals closed so far.

@@ -115,3 +115,47 @@ func TestLastLatencyIsTheLatestCompletion(t *testing.T) {
 		t.Errorf("last latency %v; want the op that completed last (5ms)", time.Duration(got))
 	}
 }
+
+func TestQueueCountsUseFiosBuckets(t *testing.T) {
+	var q QueueCounts
+	for _, n := range []int{1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 1000} {
+		q.AddDepth(n)
+	}
+	for _, n := range []int{0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 1000} {
+		q.AddSubmit(n)
+		q.AddComplete(n)
+	}
+	// fio's IO depths: 1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64; its submit
+	// and complete: 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64.
+	wantDepth := [QueueBuckets]int64{1, 2, 2, 2, 2, 2, 2}
+	wantBatch := [QueueBuckets]int64{1, 2, 2, 2, 2, 2, 2}
+	if q.Depth != wantDepth || q.Submit != wantBatch || q.Complete != wantBatch {
+		t.Errorf("depth %v submit %v complete %v", q.Depth, q.Submit, q.Complete)
+	}
+
+	c := NewCollector([]string{"read"})
+	c.NewRecorder().AddQueue(&q)
+	c.NewRecorder().AddQueue(&q)
+	sum := c.Queue()
+	for i := range QueueBuckets {
+		if sum.Depth[i] != 2*q.Depth[i] || sum.Submit[i] != 2*q.Submit[i] || sum.Complete[i] != 2*q.Complete[i] {
+			t.Fatalf("collector sums %+v from two recorders of %+v", sum, q)
+		}
+	}
+}
+
+func TestUsageCountsFaultsAndContextSwitches(t *testing.T) {
+	start := ReadUsage()
+	mem := make([]byte, 32<<20) // fresh pages: each first touch is a minor fault
+	for i := 0; i < len(mem); i += 4096 {
+		mem[i] = 1
+	}
+	time.Sleep(20 * time.Millisecond) // the thread blocks: a voluntary switch
+	cpu := ReadUsage().Since(start, 50*time.Millisecond)
+	if cpu.MinorFaults <= 0 || cpu.ContextSwitches <= 0 || cpu.MajorFaults < 0 {
+		t.Errorf("faults %d/%d, context switches %d", cpu.MinorFaults, cpu.MajorFaults, cpu.ContextSwitches)
+	}
+	if cpu.WallSeconds != 0.05 || cpu.UserSeconds+cpu.SystemSeconds <= 0 {
+		t.Errorf("%+v", cpu)
+	}
+}

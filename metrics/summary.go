@@ -68,23 +68,61 @@ type CPU struct {
 	SystemSeconds float64 `json:"system_seconds"`
 	// Percent is (user+system)/wall: 100 is one core fully busy.
 	Percent float64 `json:"percent"`
+	// WallSeconds is the period the figures cover.
+	WallSeconds float64 `json:"wall_seconds,omitempty"`
+	// ContextSwitches (voluntary and involuntary), MajorFaults and
+	// MinorFaults are the process's over the period, as getrusage counts
+	// them. CPUSince does not read them: they are zero in its figures.
+	ContextSwitches int64 `json:"context_switches,omitempty"`
+	MajorFaults     int64 `json:"major_faults,omitempty"`
+	MinorFaults     int64 `json:"minor_faults,omitempty"`
+}
+
+// Usage is the process's resource use so far; two readings make a CPU.
+type Usage struct {
+	User, System    time.Duration
+	ContextSwitches int64
+	MajorFaults     int64
+	MinorFaults     int64
+}
+
+// ReadUsage reads the process's resource use so far; a reading that fails
+// is zero.
+func ReadUsage() Usage {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return Usage{}
+	}
+	return Usage{
+		User: time.Duration(ru.Utime.Nano()), System: time.Duration(ru.Stime.Nano()),
+		ContextSwitches: ru.Nvcsw + ru.Nivcsw, MajorFaults: ru.Majflt, MinorFaults: ru.Minflt,
+	}
+}
+
+// Since returns the CPU used from start to u, a later reading, over wall.
+func (u Usage) Since(start Usage, wall time.Duration) CPU {
+	c := CPU{
+		UserSeconds: (u.User - start.User).Seconds(), SystemSeconds: (u.System - start.System).Seconds(),
+		WallSeconds:     wall.Seconds(),
+		ContextSwitches: u.ContextSwitches - start.ContextSwitches,
+		MajorFaults:     u.MajorFaults - start.MajorFaults,
+		MinorFaults:     u.MinorFaults - start.MinorFaults,
+	}
+	if wall > 0 {
+		c.Percent = 100 * (c.UserSeconds + c.SystemSeconds) / wall.Seconds()
+	}
+	return c
 }
 
 // CPUTimes returns the process's user and system CPU time so far.
 func CPUTimes() (user, sys time.Duration) {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0, 0
-	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+	u := ReadUsage()
+	return u.User, u.System
 }
 
 // CPUSince returns the CPU used since (user0, sys0) were read, over wall.
 func CPUSince(user0, sys0, wall time.Duration) CPU {
-	u, s := CPUTimes()
-	c := CPU{UserSeconds: (u - user0).Seconds(), SystemSeconds: (s - sys0).Seconds()}
-	if wall > 0 {
-		c.Percent = 100 * (c.UserSeconds + c.SystemSeconds) / wall.Seconds()
-	}
+	c := ReadUsage().Since(Usage{User: user0, System: sys0}, wall)
+	c.ContextSwitches, c.MajorFaults, c.MinorFaults = 0, 0, 0
 	return c
 }

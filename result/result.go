@@ -54,6 +54,9 @@ type Result struct {
 	Late      int64                          `json:"late_ops,omitempty"`
 	Missed    int64                          `json:"missed_ops,omitempty"`
 	Abandoned int64                          `json:"abandoned_ops,omitempty"`
+	// Queue is how full the workers' queues were, in fio's buckets; zero in
+	// results saved before it was measured.
+	Queue metrics.QueueCounts `json:"queue,omitzero"`
 	// Histograms are the HDR latency histograms (nanoseconds) per op kind,
 	// V2 compressed and base64 encoded, mergeable across results.
 	Histograms map[string]string `json:"histograms"`
@@ -66,7 +69,7 @@ func New(name string, w *spec.Workload, o *runner.Outcome, host Host) (*Result, 
 		Start: o.Start.UTC(), End: o.End.UTC(), ElapsedSeconds: o.Elapsed.Seconds(),
 		StopReason: o.StopReason, Interrupted: o.StopReason == runner.StopInterrupted,
 		Ops: o.Summaries(), Series: o.Collector.Series(), Errors: o.Collector.Errors(),
-		CPU: o.CPU, Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
+		CPU: o.CPU, Queue: o.Collector.Queue(), Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
 		Histograms: map[string]string{},
 	}
 	if r.Series == nil {

@@ -44,6 +44,10 @@ func TestSaveLoadKeepsFiguresAndHistograms(t *testing.T) {
 	if back.Ops["read"].Ops+back.Ops["write"].Ops != 5000 || back.Spec != w || back.Host.Kernel == "" {
 		t.Errorf("loaded %+v", back)
 	}
+	// Two workers of one slot: every op alone in its worker.
+	if back.Queue != r.Queue || back.Queue.Depth[0] != 5000 || back.Queue.Submit[1] != 5000 || back.CPU != r.CPU {
+		t.Errorf("queue %+v, cpu %+v; saved %+v, %+v", back.Queue, back.CPU, r.Queue, r.CPU)
+	}
 	for kind, enc := range back.Histograms {
 		h, err := hdr.Decode([]byte(enc))
 		if err != nil {

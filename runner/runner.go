@@ -202,7 +202,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 
 	out := &Outcome{Kinds: kinds, Collector: col, Start: time.Now()}
-	user0, sys0 := metrics.CPUTimes()
+	usage0 := metrics.ReadUsage()
 	r.t0 = engine.Now()
 	r.rampEnd = r.t0 + w.Ramp.D()
 	r.end = 1<<63 - 1
@@ -251,7 +251,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 	out.End = time.Now()
 	out.Elapsed = measured
-	out.CPU = metrics.CPUSince(user0, sys0, now-r.t0)
+	out.CPU = metrics.ReadUsage().Since(usage0, now-r.t0)
 	if reason, ok := r.reason.Load().(string); ok {
 		out.StopReason = reason
 	}
@@ -439,13 +439,31 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 func (r *run) syncLoop(wk *worker, buf []byte) {
 	op := &engine.Op{Buf: buf}
 	timer := newStoppedTimer()
+	// The slot's own counts, handed to the recorder once at the end: no
+	// lock per op.
+	var queue metrics.QueueCounts
+	defer wk.rec.AddQueue(&queue)
 	for {
 		start, measured, ok := r.admit(timer)
 		if !ok || !r.next(wk, op) {
 			return
 		}
-		wk.started.Add(1)
+		started := wk.started.Add(1)
+		var depth int64
+		if measured {
+			// The worker's other slots share these counters; reading
+			// finished costs no more than the Add that just took their
+			// cache line.
+			depth = started - wk.finished.Load()
+		}
 		err := r.do(op)
+		if measured {
+			// One Do is one submission and one completion, as fio counts
+			// a synchronous engine's.
+			queue.AddDepth(int(depth))
+			queue.AddSubmit(1)
+			queue.AddComplete(1)
+		}
 		r.finish(wk, op, start, measured, err)
 	}
 }
@@ -468,6 +486,7 @@ type slot struct {
 	op       engine.Op
 	start    time.Duration
 	measured bool
+	depth    int // the worker's ops in flight when it started, itself included
 }
 
 // asyncLoop keeps QueueDepth ops in flight on one queue.
@@ -483,6 +502,12 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	done := make([]*engine.Op, depth)
 	timer := newStoppedTimer()
 	inFlight, stopping := 0, false
+	// The loop's own counts, handed to the recorder once at the end. An op
+	// is counted when it comes back, so one that was staged and never
+	// started counts nowhere.
+	var queue metrics.QueueCounts
+	defer wk.rec.AddQueue(&queue)
+	measuring := false // a measured op was submitted: reaps count from then on
 	// submit fills the free slots, unless pacing says wait or a bound
 	// says stop.
 	submit := func() {
@@ -504,6 +529,10 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			}
 			free = free[:len(free)-1]
 			inFlight++
+			// Ops staged beyond the depth start only as others complete,
+			// so never more than the depth are in flight in the engine.
+			s.depth = min(inFlight, r.w.QueueDepth)
+			measuring = measuring || measured
 		}
 	}
 	for {
@@ -528,6 +557,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			// Ops still in flight finish in q.Close.
 			return
 		}
+		issued := 0
 		for _, op := range done[:n] {
 			s := op.Tag.(*slot)
 			free = append(free, s)
@@ -535,6 +565,11 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			if errors.Is(op.Err, engine.ErrNotIssued) {
 				wk.started.Add(-1) // it never started
 				continue
+			}
+			issued++
+			if s.measured {
+				queue.AddDepth(s.depth)
+				queue.AddSubmit(1) // Submit takes one op per call
 			}
 			start := s.start
 			if r.pacer == nil && op.Issued != 0 {
@@ -544,6 +579,9 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			// Each slot goes back in flight as soon as it is checked,
 			// not after the whole batch: the queue stays deeper.
 			submit()
+		}
+		if measuring {
+			queue.AddComplete(issued)
 		}
 		if n == 0 && min == 0 {
 			time.Sleep(50 * time.Microsecond)

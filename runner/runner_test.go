@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -359,5 +360,43 @@ func TestSessionPayloadReplacesTheDefaultData(t *testing.T) {
 	}
 	if reads == 0 {
 		t.Errorf("no read passed the session's own check: errors %v", o.Collector.Errors())
+	}
+}
+
+func TestQueueDepthsAreCounted(t *testing.T) {
+	// fakeAsync completes every op at Submit, so the loop's depth is full
+	// after the first fill and each Reap collects the whole queue.
+	o := mustRun(t, context.Background(), &fakeAsync{}, workloadOf(func(w *spec.Workload) {
+		w.QueueDepth, w.TotalOps = 8, 4000
+	}))
+	q := o.Collector.Queue()
+	var depths, submits int64
+	for i := range metrics.QueueBuckets {
+		depths += q.Depth[i]
+		submits += q.Submit[i]
+	}
+	if depths != 4000 || submits != 4000 || q.Submit[1] != 4000 {
+		t.Errorf("async: %d depths and %d submits counted for 4000 ops: %+v", depths, submits, q)
+	}
+	if q.Depth[3] < 3900 || q.Complete[2] == 0 {
+		t.Errorf("async at depth 8: depths %v, completions %v", q.Depth, q.Complete)
+	}
+
+	// Two workers of four slots, each op slow enough that all four of a
+	// worker's slots are busy.
+	slow := &fakeSession{delay: func(int64) time.Duration { return time.Millisecond }}
+	o = mustRun(t, context.Background(), slow, workloadOf(func(w *spec.Workload) {
+		w.QueueDepth, w.TotalOps = 4, 400
+	}))
+	q = o.Collector.Queue()
+	depths = 0
+	for _, n := range q.Depth {
+		depths += n
+	}
+	if depths != 400 || q.Submit[1] != 400 || q.Complete[1] != 400 || q.Depth[2] < 300 {
+		t.Errorf("sync at depth 4: %+v", q)
+	}
+	if o.CPU.ContextSwitches <= 0 || o.CPU.WallSeconds <= 0 {
+		t.Errorf("cpu %+v", o.CPU)
 	}
 }

@@ -124,6 +124,16 @@ func TestStagingQueueIsFilledAndTimedFromIssue(t *testing.T) {
 		t.Errorf("%d ops recorded, %d errors; want the %d started and no errors (unstarted ops count for nothing)",
 			ops, errs, s.issued.Load())
 	}
+	// Only ops that started count in the depths, and never deeper than
+	// the queue: staged ops wait outside the engine.
+	q := o.Collector.Queue()
+	var depths int64
+	for _, n := range q.Depth {
+		depths += n
+	}
+	if depths != ops || q.Depth[2] == 0 || q.Depth[3]+q.Depth[4]+q.Depth[5]+q.Depth[6] != 0 {
+		t.Errorf("depths %v for %d ops at depth 4", q.Depth, ops)
+	}
 	if s.notIssued.Load() == 0 || o.Abandoned != 0 {
 		t.Errorf("%d ops never started, %d abandoned; want some cut off by the end, none abandoned in a run that drained",
 			s.notIssued.Load(), o.Abandoned)
