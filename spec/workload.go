@@ -87,6 +87,12 @@ type Workload struct {
 	// OpTimeout fails an operation that takes longer; zero waits forever.
 	OpTimeout Duration `json:"op_timeout,omitempty"`
 
+	// IOEngine is how a file target is driven: "" or "psync" (one blocking
+	// pread/pwrite per op and slot), "libaio" or "io_uring" (QueueDepth
+	// ops in flight on one file descriptor per worker, in the kernel).
+	// Other targets take only "".
+	IOEngine string `json:"io_engine,omitempty"`
+
 	Direct bool `json:"direct,omitempty"` // O_DIRECT where the engine has it
 	Verify bool `json:"verify,omitempty"` // check read data against what was written
 	Keep   bool `json:"keep,omitempty"`   // leave created files and objects in place
@@ -147,6 +153,10 @@ func (w *Workload) Validate() error {
 		return errors.New("negative total")
 	case w.RateIOPS < 0:
 		return fmt.Errorf("invalid rate %g: negative", w.RateIOPS)
+	case w.IOEngine != "" && w.IOEngine != "psync" && w.IOEngine != "libaio" && w.IOEngine != "io_uring":
+		return fmt.Errorf("invalid I/O engine %q (want psync, libaio or io_uring)", w.IOEngine)
+	case w.IOEngine != "" && w.Target.Scheme != "file":
+		return fmt.Errorf("I/O engine %s drives files and block devices, not %s:// targets", w.IOEngine, w.Target.Scheme)
 	case w.Direct && w.BlockSize%512 != 0:
 		return fmt.Errorf("block size %s is not a multiple of 512, which direct I/O needs", w.BlockSize)
 	}

@@ -1,0 +1,314 @@
+package fiojob
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cephbench/cephbench/spec"
+)
+
+// build maps a parsed job onto a Workload, or says which of its options
+// cephbench cannot run as fio would.
+func (p *parser) build(pj *pending) (Job, error) {
+	o := &pj.o
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("job %q (%s): %s", o.name, pj.where, fmt.Sprintf(format, args...))
+	}
+	// at names an option as the job set it, for errors: "bs=4k,8k (a.fio:3)".
+	at := func(name string) string {
+		s, ok := o.given[name]
+		switch {
+		case !ok:
+			return name + " (fio's default)"
+		case s.value == "" && s.where == pj.where:
+			return name
+		case s.value == "":
+			return fmt.Sprintf("%s (%s)", name, s.where)
+		case s.where == pj.where:
+			return name + "=" + s.value
+		}
+		return fmt.Sprintf("%s=%s (%s)", name, s.value, s.where)
+	}
+
+	mode := rwModes[o.rw]
+	w := spec.Workload{Name: o.name, Pattern: spec.Sequential, ReadPercent: mode.reads,
+		Direct: o.direct, Keep: p.plan.Keep, Force: p.plan.Force}
+	if mode.random {
+		w.Pattern = spec.Random
+	}
+	if mode.reads < 0 {
+		w.ReadPercent = int(o.rwmixread)
+	}
+	reads, writes := w.Reads(), w.Writes()
+
+	bs := o.bs[1]
+	if reads {
+		bs = o.bs[0]
+	}
+	if reads && writes && o.bs[0] != o.bs[1] {
+		return Job{}, fail("%s: different read and write block sizes are not supported: cephbench uses one block size per job", at("bs"))
+	}
+	if o.direct && bs%512 != 0 && o.kbBase == 1024 && strings.Contains(strings.ToLower(o.given["bs"].value), "ib") {
+		return Job{}, fail("%s: that is %d bytes with kb_base=1024 (fio then counts KiB, MiB... in powers of 1000), not a multiple of 512 as direct I/O needs; write 4k, or set kb_base=1000",
+			at("bs"), bs)
+	}
+	w.BlockSize = spec.Size(bs)
+
+	for _, name := range []string{"pool", "rbdname", "clientname", "clustername", "conf"} {
+		_, set := o.given[name]
+		ok := o.ioengine == "rados" || o.ioengine == "rbd" && name != "conf"
+		if set && !ok {
+			return Job{}, fail("%s is an option of ioengine=rados or rbd, not of ioengine=%s", at(name), o.ioengine)
+		}
+	}
+
+	// Sizes per job clone: region is what one file (or object) spans,
+	// amount what one loop reads and writes. fio caps size at the files'
+	// total size when filesize is given.
+	region := o.filesize
+	if region == 0 {
+		region = o.size
+	}
+	var amount int64
+	switch {
+	case o.ioSize > 0:
+		amount = o.ioSize
+	case o.size > 0 && o.filesize > 0:
+		amount = min(o.size, o.filesize)
+	default:
+		amount = region
+	}
+
+	qd := o.iodepth
+	perJobFiles := false
+	switch e := o.ioengine; {
+	case slices.Contains(syncEngines, e), e == "libaio", e == "io_uring":
+		w.IOEngine = e
+		if slices.Contains(syncEngines, e) {
+			// Each call blocks until its I/O is done, so fio never has
+			// more than one in flight whatever iodepth says.
+			w.IOEngine, qd = "psync", 1
+		}
+		path := o.filename
+		switch {
+		case path != "" && o.directory != "":
+			path = filepath.Join(o.directory, path)
+		case path == "":
+			path, perJobFiles = o.directory, true
+			if path == "" {
+				path = "."
+			}
+			if region == 0 {
+				return Job{}, fail("no size: fio lays out a file per job clone in directory %q and needs size= (or filesize=)", path)
+			}
+		}
+		w.Target = spec.Target{Scheme: "file", Location: path}
+		w.FileSize = spec.Size(region)
+	case e == "null":
+		w.Target = spec.Target{Scheme: "null"}
+		w.FileSize = spec.Size(region)
+	case e == "rbd":
+		if o.pool == "" || o.rbdname == "" {
+			return Job{}, fail("ioengine=rbd needs pool= and rbdname= (the image's pool and name)")
+		}
+		if strings.ContainsAny(o.pool+o.rbdname, "/?") {
+			return Job{}, fail("pool=%s rbdname=%s: names with '/' or '?' are not supported", o.pool, o.rbdname)
+		}
+		w.Target = spec.Target{Scheme: "rbd", Location: o.pool + "/" + o.rbdname + "?" + cephQuery(o)}
+		w.FileSize = spec.Size(region)
+	case e == "rados":
+		if o.pool == "" {
+			return Job{}, fail("ioengine=rados needs pool=")
+		}
+		if strings.ContainsAny(o.pool, "/?") {
+			return Job{}, fail("pool=%s: names with '/' or '?' are not supported", o.pool)
+		}
+		if region == 0 {
+			return Job{}, fail("ioengine=rados needs size=: each job clone reads and writes one object of that size")
+		}
+		// fio's rados engine gives each clone one object of size bytes,
+		// named JOBNAME.N.0, and writes it at block offsets; cephbench's
+		// rados engine names its objects itself. Cycle keeps sequential
+		// writes going over the same objects for loops and time_based.
+		w.Target = spec.Target{Scheme: "rados", Location: o.pool + "?" + cephQuery(o)}
+		w.ObjectSize = spec.Size(region)
+		w.Objects = o.numjobs
+		w.Cycle = true
+	}
+	w.QueueDepth = int(qd)
+	w.Workers = int(o.numjobs)
+
+	// Bounds. Workload bounds are totals over its workers, fio's are per
+	// clone: the byte and op bounds are multiplied by numjobs.
+	wholeTarget := false
+	if o.timeBased {
+		if o.runtime == 0 {
+			return Job{}, fail("%s needs runtime=", at("time_based"))
+		}
+		w.Duration = spec.Duration(o.runtime)
+	} else {
+		w.Duration = spec.Duration(o.runtime)
+		n := o.loops * o.numjobs
+		switch {
+		case amount > 0:
+			if amount > (1<<62)/n {
+				return Job{}, fail("%d bytes %d times is out of range", amount, n)
+			}
+			w.TotalBytes = spec.Size(amount * n)
+		case o.ioengine == "null":
+			if w.Duration == 0 && o.numberIOs == 0 {
+				return Job{}, fail("ioengine=null needs size=, io_size=, number_ios= or runtime= to end")
+			}
+		default:
+			wholeTarget = true
+		}
+		if o.numberIOs > 0 {
+			if o.numberIOs > (1<<62)/n {
+				return Job{}, fail("%s: out of range", at("number_ios"))
+			}
+			w.TotalOps = o.numberIOs * n
+		}
+	}
+	w.Ramp = spec.Duration(o.ramp)
+
+	iops, err := rateIOPS(o, reads, writes, bs, at)
+	if err != nil {
+		return Job{}, fail("%s", err)
+	}
+	w.RateIOPS = iops * float64(o.numjobs)
+
+	if o.verify != "" {
+		if !reads {
+			return Job{}, fail("%s on a write-only job is not supported: fio reads the data back after writing, cephbench checks only the reads a job makes; follow it with a read job with verify=%s",
+				at("verify"), o.verify)
+		}
+		w.Verify = true
+	}
+
+	check := w
+	if wholeTarget && check.Duration == 0 && check.TotalOps == 0 {
+		check.TotalBytes = check.BlockSize // SetTargetSize will set the bound
+	}
+	if err := check.Validate(); err != nil {
+		return Job{}, fail("%v", err)
+	}
+
+	// fio prints block sizes as min-max, with 4 significant figures, in
+	// binary units unless kb_base=1000.
+	bsRange := func(b int64) string {
+		s := num2str(uint64(b), 4, o.kbBase == 1024, "B")
+		return s + "-" + s
+	}
+	// fio's own fix-ups: a batch of 0 or more than iodepth is iodepth, and
+	// the most to reap at once is at least the least.
+	batchSubmit := o.batchSubmit
+	if batchSubmit == 0 || batchSubmit > o.iodepth {
+		batchSubmit = o.iodepth
+	}
+	batchMax := max(o.batchMax, o.batchMin)
+	var dirs [3]string
+	for i, b := range o.bs {
+		dirs[i] = bsRange(b)
+	}
+	return Job{
+		Name: o.name, Description: o.description, Where: pj.where,
+		Stonewall: o.stonewall, NumJobs: int(o.numjobs), GroupReporting: o.groupReporting,
+		Workload: w, WholeTarget: wholeTarget,
+		RW: o.rw, BS: bsRange(bs), BSDirs: dirs,
+		IOEngine: o.ioengine, IODepth: int(o.iodepth), KBBase: int(o.kbBase), Options: pj.options,
+		StartDelay: o.startdelay, Loops: int(o.loops), FsyncEvery: int(o.fsync), EndFsync: o.endFsync,
+		Unlink: o.unlink, VerifyAlg: o.verify,
+		PercentileList: slices.Clone(o.percentiles), LatPercentiles: o.latPct, ClatPercentiles: o.clatPct,
+		NoRandomMap: o.norandommap, RandRepeat: o.randrepeat,
+		IODepthBatchSubmit: int(batchSubmit), IODepthBatchCompleteMin: int(o.batchMin), IODepthBatchCompleteMax: int(batchMax),
+		perJobFiles: perJobFiles, newGroup: o.newGroup,
+	}, nil
+}
+
+// cephQuery is the connection part of an rbd:// or rados:// target. As in
+// fio, clientname is the client id without "client." (default admin), and
+// a name with a dot is a full entity name.
+func cephQuery(o *opts) string {
+	q := url.Values{}
+	switch {
+	case strings.Contains(o.clientname, "."):
+		q.Set("name", o.clientname)
+	case o.clientname != "":
+		q.Set("id", o.clientname)
+	default:
+		q.Set("id", "admin")
+	}
+	if o.cluster != "" {
+		q.Set("cluster", o.cluster)
+	}
+	if o.conf != "" {
+		q.Set("conf", o.conf)
+	}
+	return q.Encode()
+}
+
+// rateIOPS is one clone's rate cap in operations per second, or 0. fio
+// caps reads and writes separately (rate= in bytes, rate_iops= in
+// operations; rate wins where both are given). A mixed job under a cap
+// then runs each direction up to it, which is a 50/50 mix at twice the cap
+// when the target keeps up; cephbench paces the total with the mix fixed,
+// so only that case maps.
+func rateIOPS(o *opts, reads, writes bool, bs int64, at func(string) string) (float64, error) {
+	var caps [2]float64 // ops/s for reads, writes
+	for d := range caps {
+		switch {
+		case o.rate[d] > 0:
+			caps[d] = float64(o.rate[d]) / float64(bs)
+		case o.rateIOPS[d] > 0:
+			caps[d] = float64(o.rateIOPS[d])
+		}
+	}
+	given := func() string {
+		var s []string
+		for _, name := range []string{"rate", "rate_iops"} {
+			if _, ok := o.given[name]; ok {
+				s = append(s, at(name))
+			}
+		}
+		return strings.Join(s, " ")
+	}
+	switch {
+	case reads && !writes:
+		return caps[0], nil
+	case writes && !reads:
+		return caps[1], nil
+	case caps[0] == 0 && caps[1] == 0:
+		return 0, nil
+	case caps[0] != caps[1]:
+		return 0, fmt.Errorf("%s: different caps for reads and writes are not supported: cephbench paces all operations together", given())
+	case o.rwmixread != 50:
+		return 0, fmt.Errorf("%s with rwmixread=%d is not supported: fio caps reads and writes separately, which moves the mix towards 50/50; cephbench paces the total at the mix asked for", given(), o.rwmixread)
+	}
+	return 2 * caps[0], nil
+}
+
+// checkSharedDirs refuses two jobs that run at the same time in one
+// directory without filename=: fio gives each its own files, but the file
+// engine names them cephbench.N.dat by worker, so they would share them.
+func checkSharedDirs(jobs []Job) error {
+	seen := map[string]*Job{}
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Stonewall {
+			clear(seen)
+		}
+		if !j.perJobFiles {
+			continue
+		}
+		dir := filepath.Clean(j.Workload.Target.Location)
+		if other, ok := seen[dir]; ok {
+			return fmt.Errorf("jobs %q (%s) and %q (%s) run at the same time in directory %s, where cephbench lays out the same files (cephbench.N.dat) for both, while fio would give each its own; give them different directory= or filename=, or put stonewall between them",
+				other.Name, other.Where, j.Name, j.Where, dir)
+		}
+		seen[dir] = j
+	}
+	return nil
+}

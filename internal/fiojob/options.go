@@ -1,0 +1,486 @@
+package fiojob
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// opts is one job's options as parsed so far. A job starts as a copy of
+// the defaults in force where it is defined (fio's own, the command line's
+// options before the first --name, then the [global] sections before it),
+// and its own options overwrite them in turn.
+type opts struct {
+	given map[string]setting // canonical option name -> its last setting
+
+	name, description string
+	rw                string // read, write, randread, randwrite, rw or randrw
+	bs                [3]int64
+	kbBase            int64
+
+	ioengine                        string
+	iodepth                         int64
+	batchSubmit, batchMin, batchMax int64
+
+	filename, directory string
+	size, filesize      int64
+	ioSize, numberIOs   int64
+	numjobs, loops      int64
+
+	runtime, ramp, startdelay time.Duration
+	timeBased                 bool
+
+	rwmixread      int64
+	rate, rateIOPS [3]int64
+
+	direct, groupReporting, stonewall, newGroup bool
+	norandommap, randrepeat                     bool
+	fsync                                       int64
+	endFsync, unlink                            bool
+	verify                                      string
+
+	percentiles         []float64
+	latPct, clatPct     bool
+	pool, rbdname       string
+	clientname, cluster string
+	conf                string
+}
+
+// setting is where an option got its value, for error messages.
+type setting struct{ value, where string }
+
+// defaultOpts returns fio 3.33's defaults on Linux.
+func defaultOpts() opts {
+	return opts{
+		given:       map[string]setting{},
+		rw:          "read",
+		bs:          [3]int64{4096, 4096, 4096},
+		kbBase:      1024,
+		ioengine:    "psync",
+		iodepth:     1,
+		batchSubmit: 1,
+		batchMin:    1,
+		numjobs:     1,
+		loops:       1,
+		rwmixread:   50,
+		randrepeat:  true,
+		clatPct:     true,
+		percentiles: defaultPercentiles,
+	}
+}
+
+// defaultPercentiles is fio's percentile_list default.
+var defaultPercentiles = []float64{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99}
+
+// clone copies o so that setting options on the copy leaves o alone.
+func (o *opts) clone() opts {
+	c := *o
+	c.given = maps.Clone(o.given)
+	return c
+}
+
+// argKind is how an option takes its value.
+type argKind uint8
+
+const (
+	// needsValue: --bs=4k, or --bs 4k on the command line.
+	needsValue argKind = iota
+	// flag: fio's "set" options (group_reporting, time_based, stonewall):
+	// bare means on, =0 off; the next argument is never their value.
+	flag
+	// boolean: 1 or 0. fio wants the value, but a bare one is taken as on,
+	// as nobody means anything else by it.
+	boolean
+)
+
+// option is one fio job option cephbench knows.
+type option struct {
+	name  string
+	alias string
+	arg   argKind
+	set   func(o *opts, v string) error
+}
+
+// table lists the options cephbench maps, under fio's names and aliases.
+var table = []option{
+	{name: "name", set: func(o *opts, v string) error { o.name = v; return nil }},
+	{name: "description", set: func(o *opts, v string) error { o.description = v; return nil }},
+	{name: "rw", alias: "readwrite", set: setRW},
+	{name: "bs", alias: "blocksize", set: func(o *opts, v string) error {
+		return setDirs(&o.bs, v, func(s string) (int64, error) {
+			n, err := parseSize(s, o.kbBase)
+			if err == nil && n == 0 {
+				err = errors.New("a block size must be positive")
+			}
+			return n, err
+		})
+	}},
+	{name: "kb_base", set: func(o *opts, v string) error {
+		switch strings.TrimSpace(v) {
+		case "1024":
+			o.kbBase = 1024
+		case "1000":
+			o.kbBase = 1000
+		default:
+			return errors.New("want 1024 or 1000")
+		}
+		return nil
+	}},
+	{name: "size", set: sizeSetter(func(o *opts) *int64 { return &o.size })},
+	{name: "filesize", set: sizeSetter(func(o *opts) *int64 { return &o.filesize })},
+	{name: "io_size", alias: "io_limit", set: sizeSetter(func(o *opts) *int64 { return &o.ioSize })},
+	{name: "number_ios", set: sizeSetter(func(o *opts) *int64 { return &o.numberIOs })},
+	{name: "offset", alias: "fileoffset", set: func(o *opts, v string) error {
+		n, err := parseSize(v, o.kbBase)
+		if err == nil && n != 0 {
+			err = errOffset
+		}
+		if errors.Is(err, errPercent) {
+			err = errOffset
+		}
+		return err
+	}},
+	{name: "nrfiles", alias: "nr_files", set: func(o *opts, v string) error {
+		n, err := parseCount(v, o.kbBase)
+		switch {
+		case err != nil:
+			return err
+		case n > 1:
+			return errors.New("several files per job are not supported yet: cephbench lays out one file per job clone (use numjobs)")
+		case n < 1:
+			return errors.New("must be at least 1")
+		}
+		return nil
+	}},
+	{name: "numjobs", set: countSetter(func(o *opts) *int64 { return &o.numjobs }, 1)},
+	{name: "iodepth", set: countSetter(func(o *opts) *int64 { return &o.iodepth }, 1)},
+	{name: "iodepth_batch", alias: "iodepth_batch_submit", set: countSetter(func(o *opts) *int64 { return &o.batchSubmit }, 0)},
+	{name: "iodepth_batch_complete_min", alias: "iodepth_batch_complete", set: countSetter(func(o *opts) *int64 { return &o.batchMin }, 0)},
+	{name: "iodepth_batch_complete_max", set: countSetter(func(o *opts) *int64 { return &o.batchMax }, 0)},
+	{name: "loops", set: func(o *opts, v string) error {
+		n, err := parseCount(v, o.kbBase)
+		if err != nil {
+			return err
+		}
+		o.loops = max(n, 1) // fio runs loops=0 once
+		return nil
+	}},
+	{name: "fsync", set: countSetter(func(o *opts) *int64 { return &o.fsync }, 0)},
+	{name: "rwmixread", set: func(o *opts, v string) error { return setMix(o, v, false) }},
+	{name: "rwmixwrite", set: func(o *opts, v string) error { return setMix(o, v, true) }},
+	{name: "ioengine", set: setEngine},
+	{name: "runtime", alias: "timeout", set: timeSetter(func(o *opts) *time.Duration { return &o.runtime })},
+	{name: "ramp_time", set: timeSetter(func(o *opts) *time.Duration { return &o.ramp })},
+	{name: "startdelay", set: timeSetter(func(o *opts) *time.Duration { return &o.startdelay })},
+	{name: "time_based", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.timeBased })},
+	{name: "filename", set: func(o *opts, v string) error { return setPath(&o.filename, v, "files") }},
+	{name: "directory", set: func(o *opts, v string) error { return setPath(&o.directory, v, "directories") }},
+	{name: "rate", set: func(o *opts, v string) error {
+		return setDirs(&o.rate, v, func(s string) (int64, error) { return parseSize(s, o.kbBase) })
+	}},
+	{name: "rate_iops", set: func(o *opts, v string) error {
+		return setDirs(&o.rateIOPS, v, func(s string) (int64, error) { return parseCount(s, o.kbBase) })
+	}},
+	{name: "direct", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.direct })},
+	{name: "buffered", arg: boolean, set: func(o *opts, v string) error {
+		b, err := parseBool(v, v == "")
+		o.direct = !b
+		return err
+	}},
+	{name: "group_reporting", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.groupReporting })},
+	{name: "stonewall", alias: "wait_for_previous", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.stonewall })},
+	{name: "new_group", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.newGroup })},
+	{name: "norandommap", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.norandommap })},
+	{name: "randrepeat", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.randrepeat })},
+	{name: "end_fsync", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.endFsync })},
+	{name: "unlink", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.unlink })},
+	{name: "lat_percentiles", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.latPct })},
+	{name: "clat_percentiles", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.clatPct })},
+	// fio runs jobs as threads or processes; cephbench runs goroutines
+	// either way, so the choice changes nothing measured.
+	{name: "thread", arg: flag, set: func(_ *opts, v string) error { _, err := parseBool(v, v == ""); return err }},
+	{name: "verify", set: setVerify},
+	{name: "percentile_list", set: setPercentiles},
+	{name: "pool", set: stringSetter(func(o *opts) *string { return &o.pool })},
+	{name: "rbdname", set: stringSetter(func(o *opts) *string { return &o.rbdname })},
+	{name: "clientname", set: stringSetter(func(o *opts) *string { return &o.clientname })},
+	{name: "clustername", set: stringSetter(func(o *opts) *string { return &o.cluster })},
+	{name: "conf", set: stringSetter(func(o *opts) *string { return &o.conf })},
+}
+
+// errOffset refuses a job that starts anywhere but at the start of its
+// files, which the Workload has no way to say.
+var errOffset = errors.New("not supported yet: cephbench addresses files from their start")
+
+// byName finds options by name and alias.
+var byName = func() map[string]*option {
+	m := map[string]*option{}
+	for i := range table {
+		m[table[i].name] = &table[i]
+		if table[i].alias != "" {
+			m[table[i].alias] = &table[i]
+		}
+	}
+	return m
+}()
+
+// lookup finds the option called name. An error says whether fio has it
+// (so that only cephbench lacks it) or nobody does, with the nearest name.
+func lookup(name string) (*option, error) {
+	if o, ok := byName[name]; ok {
+		return o, nil
+	}
+	if slices.Contains(fioOptionNames, name) {
+		return nil, fmt.Errorf("fio option %q is not supported by cephbench fio", name)
+	}
+	if near := nearest(name); near != "" {
+		return nil, fmt.Errorf("unknown option %q (did you mean %s?)", name, near)
+	}
+	return nil, fmt.Errorf("unknown option %q", name)
+}
+
+// nearest returns the known option closest to name in edit distance, if
+// it is close enough to be a likely typo.
+func nearest(name string) string {
+	best, bestD := "", len(name)/3+1
+	for n := range byName {
+		if d := editDistance(name, n); d < bestD || d == bestD && best != "" && n < best {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// apply sets option opt to value v (bare: given without a value) on o,
+// recording where it came from.
+func (o *opts) apply(opt *option, v string, bare bool, where string) error {
+	switch {
+	case bare && opt.arg == needsValue:
+		return fmt.Errorf("%s: option %s needs a value", where, opt.name)
+	case !bare && strings.TrimSpace(v) == "":
+		return fmt.Errorf("%s: option %s has an empty value", where, opt.name)
+	}
+	if err := opt.set(o, v); err != nil {
+		return fmt.Errorf("%s: %s=%s: %w", where, opt.name, v, err)
+	}
+	o.given[opt.name] = setting{value: v, where: where}
+	return nil
+}
+
+// rwModes are fio's rw= values cephbench runs, with their canonical name
+// (what fio prints) and pattern; reads is the read share, -1 for rwmixread.
+var rwModes = map[string]struct {
+	canonical string
+	random    bool
+	reads     int
+}{
+	"read": {"read", false, 100}, "write": {"write", false, 0},
+	"randread": {"randread", true, 100}, "randwrite": {"randwrite", true, 0},
+	"rw": {"rw", false, -1}, "readwrite": {"rw", false, -1}, "randrw": {"randrw", true, -1},
+}
+
+func setRW(o *opts, v string) error {
+	mode, postfix, _ := strings.Cut(strings.TrimSpace(v), ":")
+	m, ok := rwModes[mode]
+	switch {
+	case strings.Contains(mode, "trim"):
+		return errors.New("trims are not supported: cephbench's engines read and write")
+	case !ok:
+		return errors.New("want read, write, randread, randwrite, rw (readwrite) or randrw")
+	case postfix != "":
+		return errors.New("the :N offset modifier is not supported")
+	}
+	o.rw = m.canonical
+	return nil
+}
+
+func setMix(o *opts, v string, writes bool) error {
+	n, err := parseCount(v, o.kbBase)
+	if err != nil {
+		return err
+	}
+	if n > 100 {
+		return errors.New("want a percentage, 0 to 100")
+	}
+	if writes {
+		n = 100 - n
+	}
+	o.rwmixread = n
+	return nil
+}
+
+// syncEngines are fio's engines that issue one blocking system call per
+// I/O; cephbench's psync mode does the same with pread/pwrite.
+var syncEngines = []string{"sync", "psync", "vsync", "pvsync", "pvsync2"}
+
+func setEngine(o *opts, v string) error {
+	e := strings.TrimSpace(v)
+	switch {
+	case slices.Contains(syncEngines, e), e == "libaio", e == "io_uring", e == "null", e == "rbd", e == "rados":
+		o.ioengine = e
+		return nil
+	}
+	return errors.New("engine not supported: cephbench fio runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, rbd, rados and null")
+}
+
+func setPath(dst *string, v, what string) error {
+	paths := splitPaths(v)
+	switch {
+	case len(paths) > 1:
+		return fmt.Errorf("several %s are not supported; give one", what)
+	case paths[0] == "":
+		return errors.New("empty path")
+	}
+	*dst = paths[0]
+	return nil
+}
+
+// splitPaths splits fio's ':'-separated file names; "\:" is a colon in a
+// name.
+func splitPaths(v string) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(v); i++ {
+		switch {
+		case v[i] == '\\' && i+1 < len(v) && v[i+1] == ':':
+			cur.WriteByte(':')
+			i++
+		case v[i] == ':':
+			out = append(out, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(v[i])
+		}
+	}
+	return append(out, cur.String())
+}
+
+// verifyAlgs are fio's checksum verify methods. cephbench checks reads
+// against its own per-block data instead of a checksum header, which finds
+// the same corruption, so any of them turns verification on.
+var verifyAlgs = []string{
+	"md5", "crc64", "crc32", "crc32c", "crc32c-intel", "crc16", "crc7",
+	"sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash",
+}
+
+func setVerify(o *opts, v string) error {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "0" || v == "none":
+		o.verify = ""
+	case slices.Contains(verifyAlgs, v):
+		o.verify = v
+	case v == "meta" || v == "pattern" || v == "null":
+		return errors.New("not supported: cephbench verifies with its own per-block data; use a checksum method such as crc32c")
+	default:
+		return fmt.Errorf("unknown verify method (want 0 or one of %s)", strings.Join(verifyAlgs, ", "))
+	}
+	return nil
+}
+
+func setPercentiles(o *opts, v string) error {
+	parts := strings.Split(v, ":")
+	if len(parts) > 20 {
+		return errors.New("at most 20 percentiles")
+	}
+	list := make([]float64, 0, len(parts))
+	for _, p := range parts {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || f < 0 || f > 100 {
+			return fmt.Errorf("%q is not a percentile (want 0 to 100, separated by ':')", p)
+		}
+		list = append(list, f)
+	}
+	o.percentiles = list
+	return nil
+}
+
+func sizeSetter(field func(*opts) *int64) func(*opts, string) error {
+	return func(o *opts, v string) error {
+		if err := single(v); err != nil {
+			return err
+		}
+		n, err := parseSize(v, o.kbBase)
+		if err != nil {
+			return err
+		}
+		*field(o) = n
+		return nil
+	}
+}
+
+func countSetter(field func(*opts) *int64, least int64) func(*opts, string) error {
+	return func(o *opts, v string) error {
+		if err := single(v); err != nil {
+			return err
+		}
+		n, err := parseCount(v, o.kbBase)
+		if err != nil {
+			return err
+		}
+		if n < least {
+			return fmt.Errorf("must be at least %d", least)
+		}
+		*field(o) = n
+		return nil
+	}
+}
+
+func timeSetter(field func(*opts) *time.Duration) func(*opts, string) error {
+	return func(o *opts, v string) error {
+		if err := single(v); err != nil {
+			return err
+		}
+		d, err := parseTime(v, time.Second)
+		if err != nil {
+			return err
+		}
+		*field(o) = d
+		return nil
+	}
+}
+
+func boolSetter(field func(*opts) *bool) func(*opts, string) error {
+	return func(o *opts, v string) error {
+		b, err := parseBool(v, v == "")
+		if err != nil {
+			return err
+		}
+		*field(o) = b
+		return nil
+	}
+}
+
+func stringSetter(field func(*opts) *string) func(*opts, string) error {
+	return func(o *opts, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty value")
+		}
+		*field(o) = strings.TrimSpace(v)
+		return nil
+	}
+}
