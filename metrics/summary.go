@@ -95,7 +95,7 @@ func ReadUsage() Usage {
 	}
 	return Usage{
 		User: time.Duration(ru.Utime.Nano()), System: time.Duration(ru.Stime.Nano()),
-		ContextSwitches: ru.Nvcsw + ru.Nivcsw, MajorFaults: ru.Majflt, MinorFaults: ru.Minflt,
+		ContextSwitches: int64(ru.Nvcsw) + int64(ru.Nivcsw), MajorFaults: int64(ru.Majflt), MinorFaults: int64(ru.Minflt),
 	}
 }
 
