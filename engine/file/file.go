@@ -8,6 +8,10 @@
 // devsafe.CheckDevice finds nothing in use on it. Files a session creates
 // hold real, verifiable data, not holes, and are removed at Close unless
 // the workload says Keep; nothing else is ever removed.
+//
+// Ops run as one blocking system call each, or, when the workload's
+// IOEngine is libaio or io_uring, many at a time in the kernel (see
+// AsyncSession).
 package file
 
 import (
@@ -24,11 +28,12 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/devsafe"
+	"github.com/cephbench/cephbench/internal/kaio"
 	"github.com/cephbench/cephbench/internal/sysio"
 	"github.com/cephbench/cephbench/spec"
 )
 
-func init() { engine.Register("file", engine.Typed(openSession)) }
+func init() { engine.Register("file", engine.Func(open)) }
 
 // directAlign is the buffer alignment asked for under O_DIRECT: the page
 // size, which satisfies every filesystem and the devices whose logical
@@ -88,18 +93,15 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if op.File < 0 || op.File >= len(s.files) {
-		return fmt.Errorf("file: op on file %d of a target with %d", op.File, len(s.files))
+	if err := s.check(op); err != nil {
+		return err
 	}
 	f := s.files[op.File]
-	if op.Offset < 0 || op.Offset > s.limit-int64(len(op.Buf)) {
-		return fmt.Errorf("file: %d bytes at offset %d are outside the %d bytes of %s", len(op.Buf), op.Offset, s.limit, f.Name())
-	}
 	switch {
 	case s.raw && op.Kind == engine.Read:
 		err := sysio.PreadFull(s.fds[op.File], op.Buf, op.Offset, true)
 		if err == io.EOF {
-			return fmt.Errorf("%s: short read of %d bytes at offset %d: %w", f.Name(), len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
+			return s.shortRead(op)
 		}
 		return err
 	case s.raw && op.Kind == engine.Write:
@@ -107,7 +109,7 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	case op.Kind == engine.Read:
 		_, err := f.ReadAt(op.Buf, op.Offset)
 		if err == io.EOF {
-			return fmt.Errorf("%s: short read of %d bytes at offset %d: %w", f.Name(), len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
+			return s.shortRead(op)
 		}
 		return err
 	case op.Kind == engine.Write:
@@ -115,6 +117,23 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 		return err
 	}
 	return fmt.Errorf("file: unsupported op kind %v", op.Kind)
+}
+
+// check returns why op addresses nothing of the target, or nil.
+func (s *Session) check(op *engine.Op) error {
+	if op.File < 0 || op.File >= len(s.files) {
+		return fmt.Errorf("file: op on file %d of a target with %d", op.File, len(s.files))
+	}
+	if op.Offset < 0 || op.Offset > s.limit-int64(len(op.Buf)) {
+		return fmt.Errorf("file: %d bytes at offset %d are outside the %d bytes of %s", len(op.Buf), op.Offset, s.limit, s.files[op.File].Name())
+	}
+	return nil
+}
+
+// shortRead is the error of a read that met the end of its file early,
+// which only a file truncated under the benchmark does.
+func (s *Session) shortRead(op *engine.Op) error {
+	return fmt.Errorf("%s: short read of %d bytes at offset %d: %w", s.files[op.File].Name(), len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
 }
 
 // Close closes every file and, unless the workload said Keep, removes the
@@ -134,9 +153,19 @@ func (s *Session) Close(context.Context) error {
 	return errors.Join(errs...)
 }
 
-// open returns the Session for w's target; a nil *Session must not become
-// a non-nil engine.Session.
+// open returns a *Session for w's target, or an *AsyncSession when w asks
+// for the kernel's asynchronous I/O.
+func open(ctx context.Context, w *spec.Workload) (engine.Session, error) {
+	switch w.IOEngine {
+	case "", "psync":
+		return engine.Typed(openSession)(ctx, w)
+	case kaio.LibAIO, kaio.IOURing:
+		return engine.Typed(openAsync)(ctx, w)
+	}
+	return nil, engine.Usagef("file target: unknown I/O engine %q (want psync, libaio or io_uring)", w.IOEngine)
+}
 
+// openSession opens w's target for one blocking system call per op.
 func openSession(ctx context.Context, w *spec.Workload) (*Session, error) {
 	loc := w.Target.Location
 	if loc == "" {
