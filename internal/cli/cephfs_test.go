@@ -75,9 +75,10 @@ func TestReport000SameJobOnCephFSRBDAndALocalDirectory(t *testing.T) {
 	}
 }
 
-// A path on a CephFS mounted by ceph-fuse is an ordinary directory to the
-// file engine, as report 000 used it: the same job there.
-func TestFileEngineOnACephFuseMount(t *testing.T) {
+// cephFuseMount mounts the sandbox's CephFS with ceph-fuse until the test
+// ends, and returns the mount point.
+func cephFuseMount(t *testing.T) string {
+	t.Helper()
 	cephtest.MountCephFS(t) // skips without a file system
 	if _, err := exec.LookPath("ceph-fuse"); err != nil {
 		t.Skip("ceph-fuse is not installed (scripts/install-deps.sh installs it)")
@@ -91,7 +92,13 @@ func TestFileEngineOnACephFuseMount(t *testing.T) {
 			t.Errorf("unmounting %s: %v\n%s", mnt, err, out)
 		}
 	})
-	dir := filepath.Join(mnt, fmt.Sprintf("cbfuse-%d", rand.Uint32()))
+	return mnt
+}
+
+// A path on a CephFS mounted by ceph-fuse is an ordinary directory to the
+// file engine, as report 000 used it: the same job there.
+func TestFileEngineOnACephFuseMount(t *testing.T) {
+	dir := filepath.Join(cephFuseMount(t), fmt.Sprintf("cbfuse-%d", rand.Uint32()))
 	out := filepath.Join(t.TempDir(), "result.json")
 	code, stdout, stderr := cephbench(t, context.Background(), "bench", "--target", dir, "--rw", "randrw", "--bs", "64K",
 		"--size", "4M", "--workers", "4", "--iodepth", "4", "--total", "32M", "--verify", "--quiet", "-o", out)

@@ -90,7 +90,7 @@ directory; no cluster is needed.`,
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
-	root.AddCommand(newRunCmd(env), newBenchCmd(env), newRadosCmd(env), newRBDCmd(env), newClusterCmd(env))
+	root.AddCommand(newRunCmd(env), newBenchCmd(env), newRadosCmd(env), newRBDCmd(env), newClusterCmd(env), newFioCmd(env))
 	root.AddCommand(newSandboxCmd(env))
 	return root
 }

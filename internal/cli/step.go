@@ -21,6 +21,12 @@ type step struct {
 	w    spec.Workload
 	// save is the JSON result's path; empty means not saved.
 	save string
+	// fit, if set, completes the workload from the target's geometry once
+	// the session is open (a bound of one pass over a whole device).
+	fit func(*spec.Workload, engine.Geometry) error
+	// seed makes the random offsets repeat from run to run; zero draws
+	// new ones each run.
+	seed uint64
 }
 
 // stepOutput says where a step's text goes.
@@ -37,8 +43,10 @@ type stepOutput struct {
 // removes what it created unless the workload keeps it), then saves the
 // result. An interrupted step still returns its result.
 func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, error) {
-	if err := st.w.Validate(); err != nil {
-		return nil, usageErr(err)
+	if st.fit == nil {
+		if err := st.w.Validate(); err != nil {
+			return nil, usageErr(err)
+		}
 	}
 	sess, err := engine.Open(ctx, &st.w)
 	if err != nil {
@@ -47,8 +55,15 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 		}
 		return nil, fmt.Errorf("%s: %w", st.name, err)
 	}
-	var opts runner.Options
-	opts.Seed = uint64(time.Now().UnixNano())
+	if st.fit != nil {
+		if err := st.fit(&st.w, sess.Geometry()); err != nil {
+			return nil, errors.Join(usageErr(fmt.Errorf("%s: %w", st.name, err)), sess.Close(context.WithoutCancel(ctx)))
+		}
+	}
+	opts := runner.Options{Seed: st.seed}
+	if opts.Seed == 0 {
+		opts.Seed = uint64(time.Now().UnixNano())
+	}
 	if out.progress != nil {
 		report.Heading(out.progress, st.name, &st.w)
 		p := report.NewProgress(out.progress)

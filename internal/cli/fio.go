@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/diskstats"
+	"github.com/cephbench/cephbench/internal/fiojob"
+	"github.com/cephbench/cephbench/internal/fioreport"
+	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/spec"
+)
+
+const fioHelp = `Usage: cephbench fio [options] [jobfile ...]
+
+Runs fio's jobs with cephbench's own engines: the same command-line options
+(--name=value, -name=value, --name value) and INI job files ([global],
+include, ${VAR}, numjobs, stonewall, new_group), and fio's output
+(--output-format=normal, json, json+ or terse). An option cephbench cannot
+honour is an error naming it, never ignored.
+
+Engines: psync (also sync, vsync, pvsync, pvsync2), libaio, io_uring, null,
+rbd (pool=, rbdname=, clientname=) and rados (pool=, clientname=).
+
+cephbench's own options:
+  --force         write over a file, device or image cephbench did not create
+  --keep          leave the files and images cephbench created
+  --results DIR   where cephbench's own JSON results go (default cephbench-results)
+
+Examples:
+  cephbench fio --rw=rw --bs=1m --size=10M --numjobs=20 --group_reporting --name=test-rw
+  cephbench fio -direct=1 -iodepth=128 -rw=randwrite -ioengine=libaio -bs=4k -size=1G -runtime=60 -time_based -filename=/dev/sdb -name=Rand_Write_Test --force
+  cephbench fio write.fio --output-format=json
+`
+
+func newFioCmd(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "fio [options] [jobfile ...]",
+		Short: "Run fio command lines and job files natively, with fio's output",
+		// fio's options are not POSIX flags (-direct=1, bare booleans,
+		// job files between them): fiojob reads them all.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, err := fiojob.Parse(args, os.Getenv, os.ReadFile)
+			switch {
+			case err != nil:
+				return usageErr(err)
+			case plan.Help:
+				fmt.Fprint(env.Stdout, fioHelp)
+				return nil
+			case plan.Version:
+				fmt.Fprintf(env.Stdout, "cephbench-%s\n", result.Version)
+				return nil
+			case len(plan.Jobs) == 0:
+				return usagef("no jobs: give a --name=NAME with its options, or a job file")
+			}
+			return runFio(cmd.Context(), env, plan)
+		},
+	}
+}
+
+// fioRun is one fio invocation in progress.
+type fioRun struct {
+	plan    *fiojob.Plan
+	results string // the folder of cephbench's own results
+	stamp   string // the invocation's time, naming its result files
+}
+
+// runFio runs the plan's jobs (each stonewall waits for the jobs before
+// it, the others start together) and prints fio's output of them. An
+// interrupted run still reports what it measured.
+func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
+	for i := range plan.Jobs {
+		j := &plan.Jobs[i]
+		switch {
+		case j.FsyncEvery > 0:
+			return usagef("job %q (%s): fsync=%d is not supported yet: cephbench's engines have no fsync op", j.Name, j.Where, j.FsyncEvery)
+		case j.EndFsync:
+			return usagef("job %q (%s): end_fsync is not supported yet: cephbench's engines have no fsync op", j.Name, j.Where)
+		}
+	}
+	out := env.Stdout
+	if plan.Output != "" {
+		f, err := os.Create(plan.Output)
+		if err != nil {
+			return usagef("--output: %v", err)
+		}
+		defer f.Close()
+		out = f
+	}
+	r := &fioRun{plan: plan, results: plan.ResultsDir, stamp: time.Now().Format("20060102-150405")}
+	if r.results == "" {
+		r.results = "cephbench-results"
+	}
+	rep := &fioreport.Report{
+		Version: "cephbench-" + result.Version, PID: os.Getpid(),
+		GlobalOptions: fioOptions(plan.GlobalOptions),
+	}
+	if slices.Contains(plan.OutputFormats, "normal") {
+		rep.Groups = r.groups(nil)
+		if err := rep.WriteHeader(out); err != nil {
+			return err
+		}
+	}
+
+	devices, _ := diskstats.DevicesOf(r.filePaths()...) // no block device: no Disk stats, as fio
+	var watch *diskstats.Watch
+	if len(devices) > 0 {
+		watch, _ = diskstats.Start(devices)
+	}
+	results := make([]*result.Result, len(plan.Jobs))
+	errs := make([]error, len(plan.Jobs))
+	for from := 0; from < len(plan.Jobs) && ctx.Err() == nil; {
+		to := from + 1
+		for to < len(plan.Jobs) && !plan.Jobs[to].Stonewall {
+			to++
+		}
+		var wg sync.WaitGroup
+		for i := from; i < to; i++ {
+			wg.Go(func() { results[i], errs[i] = r.runJob(ctx, i) })
+		}
+		wg.Wait()
+		from = to
+	}
+	if watch != nil {
+		rep.Disks, _ = watch.Stop()
+	}
+
+	rep.Time = time.Now()
+	rep.Groups = r.groups(results)
+	for _, f := range plan.OutputFormats {
+		var err error
+		switch f {
+		case "normal":
+			err = rep.WriteNormal(out)
+		case "json":
+			err = rep.WriteJSON(out)
+		case "json+":
+			err = rep.WriteJSONPlus(out)
+		case "terse":
+			err = rep.WriteTerse(out)
+		}
+		if err != nil {
+			return fmt.Errorf("writing the %s output: %w", f, err)
+		}
+	}
+	if n := countNonNil(results); n > 0 {
+		fmt.Fprintf(env.Stderr, "cephbench: %d results saved in %s\n", n, r.results)
+	}
+	var failed []error
+	for _, err := range errs {
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee) && ee.code == ExitInterrupted:
+		case err != nil:
+			failed = append(failed, err)
+		}
+	}
+	switch {
+	case len(failed) == 1:
+		return failed[0]
+	case len(failed) > 1:
+		return fmt.Errorf("%d jobs failed: %w", len(failed), errors.Join(failed...))
+	case ctx.Err() != nil:
+		return errInterrupted
+	}
+	return nil
+}
+
+// runJob runs job i: its start delay, then its workload, whose result it
+// saves under the results folder.
+func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
+	j := r.plan.Jobs[i]
+	if j.StartDelay > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, errInterrupted
+		case <-time.After(j.StartDelay):
+		}
+	}
+	st := step{
+		name: j.Name, w: j.Workload,
+		save: filepath.Join(r.results, fmt.Sprintf("%s-fio-%d-%s.json", r.stamp, i, fileSafe(j.Name))),
+	}
+	if j.WholeTarget {
+		st.fit = func(w *spec.Workload, g engine.Geometry) error {
+			if err := j.SetTargetSize(spec.Size(g.Size)); err != nil {
+				return err
+			}
+			w.TotalBytes = j.Workload.TotalBytes
+			return nil
+		}
+	}
+	if j.RandRepeat {
+		// fio's randrepeat=1 (its default): every run draws the same
+		// offsets.
+		st.seed = 1
+	}
+	return runStep(ctx, st, stepOutput{})
+}
+
+// groups builds the report's groups from the plan's jobs and their
+// results (nil before the run, or for a job that did not run).
+func (r *fioRun) groups(results []*result.Result) []fioreport.Group {
+	var groups []fioreport.Group
+	for i, j := range r.plan.Jobs {
+		if len(groups) == 0 || groups[len(groups)-1].ID != j.Group {
+			groups = append(groups, fioreport.Group{ID: j.Group})
+		}
+		g := &groups[len(groups)-1]
+		g.GroupReporting = g.GroupReporting || j.GroupReporting
+		fj := fioreport.Job{
+			Name: j.Name, Description: j.Description, NumJobs: j.NumJobs,
+			RW: j.RW, IOEngine: j.IOEngine, BlockSize: int64(j.Workload.BlockSize), IODepth: j.IODepth,
+			PercentileList: j.PercentileList, LatPercentiles: j.LatPercentiles,
+			Options: fioOptions(j.Options),
+		}
+		if results != nil {
+			fj.Result = results[i]
+		}
+		g.Jobs = append(g.Jobs, fj)
+	}
+	return groups
+}
+
+// filePaths are the files and devices the plan's file jobs use, for their
+// disks' statistics.
+func (r *fioRun) filePaths() []string {
+	var paths []string
+	for _, j := range r.plan.Jobs {
+		if j.Workload.Target.Scheme == "file" {
+			paths = append(paths, j.Workload.Target.Location)
+		}
+	}
+	return paths
+}
+
+func fioOptions(opts []fiojob.Option) []fioreport.Option {
+	out := make([]fioreport.Option, len(opts))
+	for i, o := range opts {
+		out[i] = fioreport.Option{Name: o.Name, Value: o.Value}
+	}
+	return out
+}
+
+func countNonNil(rs []*result.Result) int {
+	n := 0
+	for _, r := range rs {
+		if r != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// fileSafe makes a job name usable in a file name.
+func fileSafe(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == os.PathSeparator || r < ' ' {
+			return '_'
+		}
+		return r
+	}, name)
+}

@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cephbench/cephbench/internal/devsafe/devsafetest"
+	"github.com/cephbench/cephbench/result"
+)
+
+// fio runs "cephbench fio ARGS... --results DIR" and returns its stdout
+// and the results it saved, failing the test unless it exits 0.
+func fio(t *testing.T, args ...string) (string, []*result.Result) {
+	t.Helper()
+	results := t.TempDir()
+	code, stdout, stderr := cephbench(t, context.Background(), append(append([]string{"fio"}, args...), "--results", results)...)
+	if code != 0 {
+		t.Fatalf("cephbench fio %s: exit %d\n%s\n%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	paths, _ := filepath.Glob(filepath.Join(results, "*.json"))
+	var rs []*result.Result
+	for _, p := range paths {
+		r, err := result.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	return stdout, rs
+}
+
+// The lines every fio job section has, in fio 3.33's order (see
+// ../shared/reference/outputs/fio-randrw-normal.txt).
+var fioSections = []*regexp.Regexp{
+	regexp.MustCompile(`(?m)^\S+: \(groupid=\d+, jobs=\d+\): err= 0: pid=\d+: `),
+	regexp.MustCompile(`(?m)^  read: IOPS=[\d.k]+, BW=`),
+	regexp.MustCompile(`(?m)^    clat \((n|u|m)sec\): min=`),
+	regexp.MustCompile(`(?m)^     lat \((n|u|m)sec\): min=`),
+	regexp.MustCompile(`(?m)^    clat percentiles \((n|u|m)sec\):$`),
+	regexp.MustCompile(`(?m)^  write: IOPS=[\d.k]+, BW=`),
+	regexp.MustCompile(`(?m)^  lat \((n|u|m)sec\)\s+: `),
+	regexp.MustCompile(`(?m)^  cpu          : usr=[\d.]+%, sys=[\d.]+%, ctx=\d+, majf=\d+, minf=\d+$`),
+	regexp.MustCompile(`(?m)^  IO depths    : 1=`),
+	regexp.MustCompile(`(?m)^     issued rwts: total=\d+,\d+,0,0 `),
+	regexp.MustCompile(`(?m)^Run status group 0 \(all jobs\):$`),
+	regexp.MustCompile(`(?m)^   READ: bw=.*, io=.*, run=\d+-\d+msec$`),
+	regexp.MustCompile(`(?m)^  WRITE: bw=.*, io=.*, run=\d+-\d+msec$`),
+	regexp.MustCompile(`(?m)^Disk stats \(read/write\):$`),
+}
+
+// fio prints bandwidth and IOPS statistics only over whole sampling
+// intervals: in a job that ran for a second or more.
+var fioSampleSections = []*regexp.Regexp{
+	regexp.MustCompile(`(?m)^   bw \( *[KMGT]?i?B/s\): min=.*, samples=\d+$`),
+	regexp.MustCompile(`(?m)^   iops        : min=.*, samples=\d+$`),
+}
+
+// missingSection reports the first of fio's sections out has not, or out of
+// order; "" if it has them all.
+func missingSection(out string, sections []*regexp.Regexp) string {
+	at := 0
+	for _, re := range sections {
+		loc := re.FindStringIndex(out[at:])
+		if loc == nil {
+			return re.String()
+		}
+		at += loc[1]
+	}
+	return ""
+}
+
+// Report 000's command line, as typed there, in the current directory:
+// twenty clones of a 10M file each, half reads and half writes, reported
+// as one group.
+func TestFioReport000CommandLine(t *testing.T) {
+	dir, err := os.MkdirTemp("/var/tmp", "cbfio") // a real disk, for Disk stats
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Chdir(dir)
+	out, rs := fio(t, strings.Fields("--rw=rw --bs=1m --size=10M --numjobs=20 --group_reporting --name=test-rw")...)
+	if !strings.HasPrefix(out, "test-rw: (g=0): rw=rw, bs=(R) 1024KiB-1024KiB, (W) 1024KiB-1024KiB, (T) 1024KiB-1024KiB, ioengine=psync, iodepth=1\n...\n") {
+		t.Errorf("not fio's job header:\n%s", out)
+	}
+	if !strings.Contains(out, "test-rw: (groupid=0, jobs=20): err= 0:") {
+		t.Errorf("no section for the twenty clones together:\n%s", out)
+	}
+	if s := missingSection(out, fioSections); s != "" {
+		t.Errorf("fio's output without %q:\n%s", s, out)
+	}
+	if len(rs) != 1 {
+		t.Fatalf("%d results saved; want 1", len(rs))
+	}
+	read, write := rs[0].Ops["read"], rs[0].Ops["write"]
+	if read.Bytes+write.Bytes != 200<<20 || read.Ops == 0 || write.Ops == 0 || rs[0].Spec.Workers != 20 {
+		t.Errorf("read %d bytes and wrote %d with %d workers; want 200 MiB of both with 20", read.Bytes, write.Bytes, rs[0].Spec.Workers)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the job left %d files in its directory", len(entries))
+	}
+}
+
+// Report 004's six SSD qualification jobs, as typed there, on a loop
+// device in place of /dev/sdb, each cut to one second.
+func TestFioReport004CommandLinesOnABlockDevice(t *testing.T) {
+	dev, _ := devsafetest.Loop(t, 1<<30)
+	b, err := os.ReadFile("../fiojob/testdata/004-cmdlines.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		args := strings.Fields(strings.ReplaceAll(line, "/dev/sdb", dev))[1:]
+		name := strings.TrimPrefix(args[len(args)-1], "-name=")
+		t.Run(name, func(t *testing.T) {
+			out, rs := fio(t, append(args, "-runtime=1")...)
+			if len(rs) != 1 {
+				t.Fatalf("%d results; want 1", len(rs))
+			}
+			r := rs[0]
+			if r.Spec.IOEngine != "libaio" || r.Spec.QueueDepth != 128 || !r.Spec.Direct || r.ElapsedSeconds < 0.9 {
+				t.Errorf("ran %s at depth %d, direct %v, for %.2fs; want libaio at 128, direct, for a second",
+					r.Spec.IOEngine, r.Spec.QueueDepth, r.Spec.Direct, r.ElapsedSeconds)
+			}
+			for _, kind := range r.Kinds() {
+				if s := r.Ops[kind]; s.Ops == 0 || s.Errors != 0 {
+					t.Errorf("%s: %d ops, %d errors", kind, s.Ops, s.Errors)
+				}
+			}
+			if s := missingSection(out, fioSampleSections); s != "" || !strings.Contains(out, name+": (groupid=0, jobs=1): err= 0:") ||
+				!strings.Contains(out, "Run status group 0 (all jobs):") {
+				t.Errorf("not fio's output (%s):\n%s", s, out)
+			}
+		})
+	}
+}
+
+// The keys fio-JSON consumers (fio-plot, kubestr, pbench) read, and the
+// result's figures they must carry.
+func TestFioJSONOutput(t *testing.T) {
+	out, rs := fio(t, strings.Fields("--name=n --ioengine=null --rw=randrw --rwmixread=70 --bs=4k --iodepth=8 --number_ios=20000 --output-format=json")...)
+	var doc struct {
+		Version string `json:"fio version"`
+		Jobs    []struct {
+			Name  string `json:"jobname"`
+			Read  fioDir `json:"read"`
+			Write fioDir `json:"write"`
+		} `json:"jobs"`
+		DiskUtil []any `json:"disk_util"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("stdout is not JSON alone: %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(doc.Version, "cephbench-") || len(doc.Jobs) != 1 || doc.Jobs[0].Name != "n" || len(rs) != 1 {
+		t.Fatalf("version %q, %d jobs, %d results", doc.Version, len(doc.Jobs), len(rs))
+	}
+	r := rs[0]
+	for kind, d := range map[string]fioDir{"read": doc.Jobs[0].Read, "write": doc.Jobs[0].Write} {
+		s := r.Ops[kind]
+		if d.TotalIOs != s.Ops || d.IOBytes != s.Bytes {
+			t.Errorf("%s: total_ios %d, io_bytes %d; the result has %d ops, %d bytes", kind, d.TotalIOs, d.IOBytes, s.Ops, s.Bytes)
+		}
+		if d.ClatNs.Mean != d.LatNs.Mean || d.ClatNs.Percentile["99.000000"] == 0 || d.IOPS <= 0 || d.BW <= 0 {
+			t.Errorf("%s: clat mean %g, lat mean %g, p99 %d, iops %g, bw %d", kind, d.ClatNs.Mean, d.LatNs.Mean, d.ClatNs.Percentile["99.000000"], d.IOPS, d.BW)
+		}
+	}
+	if got := doc.Jobs[0].Read.TotalIOs + doc.Jobs[0].Write.TotalIOs; got != 20000 {
+		t.Errorf("%d ios in all; want number_ios=20000", got)
+	}
+}
+
+type fioDir struct {
+	IOBytes  int64   `json:"io_bytes"`
+	BW       int64   `json:"bw"`
+	IOPS     float64 `json:"iops"`
+	TotalIOs int64   `json:"total_ios"`
+	ClatNs   struct {
+		Mean       float64          `json:"mean"`
+		Percentile map[string]int64 `json:"percentile"`
+	} `json:"clat_ns"`
+	LatNs struct {
+		Mean float64 `json:"mean"`
+	} `json:"lat_ns"`
+}
+
+// A job file with what people put in one: [global], ${VAR}, an include,
+// a stonewall, a bare boolean; the output goes to --output.
+func TestFioJobFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CB_FIO_SIZE", "4M")
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "common.fio"), []byte("bs=64k\nsize=${CB_FIO_SIZE}\n"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "job.fio"), []byte(`; two phases on one file
+[global]
+include common.fio
+filename=`+filepath.Join(dir, "data")+`
+group_reporting
+
+[fill]
+rw=write
+
+[check]
+stonewall
+rw=randread
+verify=crc32c
+`), 0o644))
+	report := filepath.Join(dir, "report.txt")
+	stdout, rs := fio(t, filepath.Join(dir, "job.fio"), "--output="+report)
+	if stdout != "" {
+		t.Errorf("--output given, yet stdout has %q", stdout)
+	}
+	b, err := os.ReadFile(report)
+	must(err)
+	out := string(b)
+	for _, want := range []string{"fill: (g=0): rw=write, bs=(R) 64.0KiB-64.0KiB", "check: (g=1): rw=randread", "Run status group 0 (all jobs):", "Run status group 1 (all jobs):"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	if len(rs) != 2 {
+		t.Fatalf("%d results; want 2", len(rs))
+	}
+	for _, r := range rs {
+		kind := map[string]string{"fill": "write", "check": "read"}[r.Name]
+		if s := r.Ops[kind]; s.Bytes != 4<<20 || s.Errors != 0 {
+			t.Errorf("%s: %s %d bytes, %d errors; want 4 MiB and none", r.Name, kind, s.Bytes, s.Errors)
+		}
+	}
+	if r := rs[0]; r.Name == "check" && !r.Spec.Verify || rs[1].Name == "check" && !rs[1].Spec.Verify {
+		t.Errorf("verify=crc32c did not verify the reads")
+	}
+}
+
+func TestFioBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string][]string{
+		"unknown option":      {"--name=x", "--filename=" + dir + "/f", "--size=1M", "--frobnicate=1"},
+		"wrong size":          {"--name=x", "--filename=" + dir + "/f", "--size=1Q"},
+		"missing job file":    {dir + "/no-such.fio"},
+		"unreadable job file": {dir}, // a directory: unreadable even to root
+		"unknown engine":      {"--name=x", "--filename=" + dir + "/f", "--size=1M", "--ioengine=mmap"},
+		"no jobs":             {"--output-format=json"},
+		"bad output format":   {"--name=x", "--filename=" + dir + "/f", "--size=1M", "--output-format=xml"},
+		"missing directory":   {"--name=x", "--filename=" + dir + "/no/such/f", "--size=1M", "--rw=write"},
+		"time_based, no time": {"--name=x", "--filename=" + dir + "/f", "--size=1M", "--time_based"},
+	}
+	for name, args := range cases {
+		code, stdout, stderr := cephbench(t, context.Background(), append([]string{"fio"}, args...)...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one error line", name, code, stdout, stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("bad input left files behind: %v", entries)
+	}
+}
