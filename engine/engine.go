@@ -178,6 +178,15 @@ type Payload interface {
 	CheckRead(op *Op) error
 }
 
+// Syncer is implemented by sessions that can make what was written durable
+// (fsync, librbd's flush): the runner uses it for the workload's
+// FsyncEvery and EndFsync. Sync is safe for concurrent use with Do and
+// with queues' ops.
+type Syncer interface {
+	// Sync makes the writes completed so far to file (an Op.File) durable.
+	Sync(ctx context.Context, file int) error
+}
+
 // ClusterReporter is implemented by sessions on a Ceph cluster: the runner's
 // caller records the cluster's state before and after each run.
 type ClusterReporter interface {

@@ -34,7 +34,16 @@ type Tick struct {
 	// Started and Finished count ops since the measurement began;
 	// InFlight is how many are outstanding now.
 	Started, Finished, InFlight int64
+
+	soFar func() *Outcome
 }
+
+// SoFar returns the run's outcome up to this tick: every figure over the
+// time measured so far (the queue counts, which workers hand over at
+// their end, stay zero). It shares the run's collector, so it is valid
+// only during the Progress call that received the tick; result.New copies
+// what it needs.
+func (t Tick) SoFar() *Outcome { return t.soFar() }
 
 // Options tune a run without changing what it measures.
 type Options struct {
@@ -100,6 +109,12 @@ type run struct {
 	late          atomic.Int64
 
 	workers []*worker
+	// syncer and syncKind (the "sync" kind's index, or -1) are set when
+	// the workload syncs.
+	syncer   engine.Syncer
+	syncKind int
+	// soFar makes a Tick's outcome so far, the measured time given.
+	soFar func(elapsed time.Duration) *Outcome
 }
 
 type worker struct {
@@ -108,7 +123,8 @@ type worker struct {
 	rec      *metrics.Recorder
 	started  atomic.Int64
 	finished atomic.Int64
-	_        [64]byte // keep workers' counters on separate cache lines
+	writes   atomic.Int64 // writes completed, for FsyncEvery
+	_        [64]byte     // keep workers' counters on separate cache lines
 }
 
 func (r *run) stop(reason string) {
@@ -130,13 +146,21 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	for k := range kinds {
 		kinds[k] = engine.OpKind(k).String()
 	}
+	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && w.Reads(), syncKind: -1}
+	if w.FsyncEvery > 0 || w.EndFsync {
+		syncer, ok := sess.(engine.Syncer)
+		if !ok {
+			return nil, engine.Usagef("%s:// targets cannot sync what was written, which fsync and end_fsync need", w.Target.Scheme)
+		}
+		r.syncer, r.syncKind = syncer, len(kinds)
+		kinds = append(kinds, "sync")
+	}
 	col := metrics.NewCollector(kinds)
 	interval := opts.Interval
 	if interval <= 0 {
 		interval = time.Second
 	}
 
-	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && w.Reads()}
 	r.payload, _ = sess.(engine.Payload)
 	if w.RateIOPS > 0 {
 		r.pacer = pace.Constant{Rate: w.RateIOPS}
@@ -203,6 +227,12 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 
 	out := &Outcome{Kinds: kinds, Collector: col, Start: time.Now()}
 	usage0 := metrics.ReadUsage()
+	r.soFar = func(elapsed time.Duration) *Outcome {
+		return &Outcome{
+			Start: out.Start, End: time.Now(), Elapsed: elapsed, Kinds: kinds, Collector: col,
+			CPU: metrics.ReadUsage().Since(usage0, engine.Now()-r.t0),
+		}
+	}
 	r.t0 = engine.Now()
 	r.rampEnd = r.t0 + w.Ramp.D()
 	r.end = 1<<63 - 1
@@ -232,6 +262,12 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	go func() { wg.Wait(); close(done) }()
 
 	r.tickUntil(done, col, interval, opts.Progress)
+	if w.EndFsync && ctx.Err() == nil {
+		// Every worker has ended: the sync is the last thing measured.
+		for file := range geo.Files {
+			r.sync(r.workers[0], file)
+		}
+	}
 	for _, wk := range r.workers {
 		out.Abandoned += r.issuedInFlight(wk)
 	}
@@ -319,7 +355,11 @@ func (r *run) tick(sec metrics.Second) Tick {
 		finished += wk.finished.Load()
 		inFlight += r.issuedInFlight(wk)
 	}
-	return Tick{Second: sec, Started: finished + inFlight, Finished: finished, InFlight: inFlight}
+	elapsed := time.Duration(sec.T * float64(time.Second))
+	return Tick{
+		Second: sec, Started: finished + inFlight, Finished: finished, InFlight: inFlight,
+		soFar: func() *Outcome { return r.soFar(elapsed) },
+	}
 }
 
 // issuedInFlight counts a worker's ops in flight in its engine. Ops a
@@ -465,6 +505,26 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 			queue.AddComplete(1)
 		}
 		r.finish(wk, op, start, measured, err)
+		if err == nil && op.Kind == engine.Write && r.w.FsyncEvery > 0 && wk.writes.Add(1)%int64(r.w.FsyncEvery) == 0 {
+			r.sync(wk, op.File)
+		}
+	}
+}
+
+// sync makes file durable through the session and times it as a sync op
+// of wk's, measured when it starts after the ramp.
+func (r *run) sync(wk *worker, file int) {
+	start := engine.Now()
+	err := r.syncer.Sync(r.ctx, file)
+	end := engine.Now()
+	switch {
+	case start < r.rampEnd:
+	case err == nil:
+		wk.rec.Record(r.syncKind, end-start, 0, end)
+	case r.ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// cut short by the interrupt, not a failure of the target
+	default:
+		wk.rec.RecordError(r.syncKind, engine.ErrorKind(err))
 	}
 }
 
@@ -508,10 +568,15 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	var queue metrics.QueueCounts
 	defer wk.rec.AddQueue(&queue)
 	measuring := false // a measured op was submitted: reaps count from then on
+	// With FsyncEvery, the write that completes the count sets syncFile:
+	// nothing more is submitted until the ops in flight are done and the
+	// file is synced, as fio orders a sync after the writes before it.
+	var writes int64
+	syncFile := -1
 	// submit fills the free slots, unless pacing says wait or a bound
 	// says stop.
 	submit := func() {
-		for !stopping && len(free) > 0 {
+		for !stopping && syncFile < 0 && len(free) > 0 {
 			if r.pacer != nil && inFlight > 0 && r.pacer.Due(r.slot.Load()) > engine.Now()-r.t0 {
 				return // reap what completed before sleeping until the next slot
 			}
@@ -536,6 +601,10 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 		}
 	}
 	for {
+		if syncFile >= 0 && inFlight == 0 {
+			r.sync(wk, syncFile)
+			syncFile = -1
+		}
 		submit()
 		if inFlight == 0 {
 			if stopping {
@@ -576,6 +645,11 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 				start = op.Issued
 			}
 			r.finish(wk, op, start, s.measured, op.Err)
+			if op.Err == nil && op.Kind == engine.Write && r.w.FsyncEvery > 0 {
+				if writes++; writes%int64(r.w.FsyncEvery) == 0 {
+					syncFile = op.File
+				}
+			}
 			// Each slot goes back in flight as soon as it is checked,
 			// not after the whole batch: the queue stays deeper.
 			submit()

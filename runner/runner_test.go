@@ -297,6 +297,57 @@ func TestSeriesCoversTheRun(t *testing.T) {
 	}
 }
 
+// A tick's SoFar is the run up to that tick: the totals of the intervals
+// so far, over the time measured so far.
+func TestTickSoFarIsTheRunUpToTheTick(t *testing.T) {
+	type seen struct {
+		seriesOps, soFarOps int64
+		t                   float64
+		elapsed             time.Duration
+	}
+	var ticks []seen
+	slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
+	o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
+		w.Duration = spec.Duration(600 * time.Millisecond)
+	}), Options{Interval: 100 * time.Millisecond, Progress: func(tk Tick) {
+		// Progress is called from one goroutine: no lock needed.
+		so := tk.SoFar()
+		var s seen
+		for _, k := range so.Summaries() {
+			s.soFarOps += k.Ops
+		}
+		for _, sec := range so.Collector.Series() {
+			for _, k := range sec.Kinds {
+				s.seriesOps += k.Ops
+			}
+		}
+		s.t, s.elapsed = tk.Second.T, so.Elapsed
+		ticks = append(ticks, s)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ticks) < 2 {
+		t.Fatalf("%d ticks in a 600ms run of 100ms intervals", len(ticks))
+	}
+	final, _ := totalOps(o)
+	var prev int64
+	for i, s := range ticks {
+		if s.soFarOps != s.seriesOps || s.soFarOps < prev || s.soFarOps > final || s.soFarOps == 0 {
+			t.Errorf("tick %d: %d ops so far, the series so far has %d, the one before %d, the run %d", i, s.soFarOps, s.seriesOps, prev, final)
+		}
+		if d := s.elapsed.Seconds() - s.t; d > 1e-6 || d < -1e-6 {
+			t.Errorf("tick %d at %gs: SoFar's elapsed is %v", i, s.t, s.elapsed)
+		}
+		prev = s.soFarOps
+	}
+	// The final interval gets a tick when it is long enough; that tick
+	// has the whole run.
+	if last := ticks[len(ticks)-1]; last.t == o.Collector.Series()[len(o.Collector.Series())-1].T && last.soFarOps != final {
+		t.Errorf("the last tick saw %d ops, the run did %d", last.soFarOps, final)
+	}
+}
+
 // procBound blocks like a C thread: the runner must give every slot a P.
 type procBound struct {
 	fakeSession
@@ -398,5 +449,80 @@ func TestQueueDepthsAreCounted(t *testing.T) {
 	}
 	if o.CPU.ContextSwitches <= 0 || o.CPU.WallSeconds <= 0 {
 		t.Errorf("cpu %+v", o.CPU)
+	}
+}
+
+// syncing records how many ops were done each time it is synced.
+type syncing struct {
+	fakeAsync
+	smu  sync.Mutex
+	seen []int64
+}
+
+func (s *syncing) Sync(context.Context, int) error {
+	s.smu.Lock()
+	s.seen = append(s.seen, s.ops.Load())
+	s.smu.Unlock()
+	return nil
+}
+
+// syncOnly is a syncing session without its queue.
+type syncOnly struct{ s *syncing }
+
+func (o syncOnly) Geometry() engine.Geometry                   { return o.s.Geometry() }
+func (o syncOnly) Do(ctx context.Context, op *engine.Op) error { return o.s.Do(ctx, op) }
+func (o syncOnly) Close(ctx context.Context) error             { return o.s.Close(ctx) }
+func (o syncOnly) Sync(ctx context.Context, file int) error    { return o.s.Sync(ctx, file) }
+
+func TestFsyncEveryNWrites(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sync", true: "async"}[async], func(t *testing.T) {
+			s := &syncing{}
+			var sess engine.Session = syncOnly{s}
+			if async {
+				sess = s
+			}
+			w := workloadOf(func(w *spec.Workload) {
+				w.ReadPercent, w.Workers, w.QueueDepth, w.TotalOps, w.FsyncEvery = 0, 1, 1, 100, 8
+				if async {
+					w.QueueDepth = 4
+				}
+			})
+			o := mustRun(t, context.Background(), sess, w)
+			syncs, _, errs := o.Collector.Totals(2)
+			if o.Kinds[2] != "sync" || int(syncs) != len(s.seen) || errs != 0 {
+				t.Fatalf("kinds %v, %d syncs timed, %d made", o.Kinds, syncs, len(s.seen))
+			}
+			// A sync follows the writes before it, and no write starts
+			// until it is done: the k-th sync sees at least k*8 writes, and
+			// with one op in flight exactly that many.
+			for k, done := range s.seen {
+				if want := int64(k+1) * 8; done < want || !async && done != want {
+					t.Errorf("sync %d came after %d writes; want %d", k+1, done, want)
+				}
+			}
+			if !async && len(s.seen) != 100/8 || async && (len(s.seen) == 0 || len(s.seen) > 100/8) {
+				t.Errorf("%d syncs in 100 writes", len(s.seen))
+			}
+		})
+	}
+}
+
+func TestEndFsyncIsTheLastThingMeasured(t *testing.T) {
+	s := &syncing{}
+	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+		w.ReadPercent, w.TotalOps, w.EndFsync = 0, 100, true
+	}))
+	if syncs, _, _ := o.Collector.Totals(2); syncs != 1 || len(s.seen) != 1 || s.seen[0] != 100 {
+		t.Errorf("%d syncs timed, made after %v writes; want one, after all 100", syncs, s.seen)
+	}
+}
+
+func TestFsyncNeedsATargetThatSyncs(t *testing.T) {
+	_, err := Run(context.Background(), &fakeSession{}, workloadOf(func(w *spec.Workload) {
+		w.TotalOps, w.FsyncEvery = 10, 2
+	}), Options{})
+	if !engine.IsUsage(err) {
+		t.Errorf("fsync on a session that cannot sync: %v; want a usage error", err)
 	}
 }

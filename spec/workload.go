@@ -87,6 +87,13 @@ type Workload struct {
 	// OpTimeout fails an operation that takes longer; zero waits forever.
 	OpTimeout Duration `json:"op_timeout,omitempty"`
 
+	// FsyncEvery makes each worker sync its file after every this many of
+	// its writes complete (fio's fsync=); EndFsync syncs every file once
+	// the writes end, within the measured time (fio's end_fsync). Both
+	// need a target that can sync, and are timed as "sync" ops.
+	FsyncEvery int  `json:"fsync_every,omitempty"`
+	EndFsync   bool `json:"end_fsync,omitempty"`
+
 	// IOEngine is how a file target is driven: "" or "psync" (one blocking
 	// pread/pwrite per op and slot), "libaio" or "io_uring" (QueueDepth
 	// ops in flight on one file descriptor per worker, in the kernel).
@@ -151,6 +158,8 @@ func (w *Workload) Validate() error {
 		return errors.New("no bound: give a duration, a total size or an operation count")
 	case w.TotalBytes < 0 || w.TotalOps < 0:
 		return errors.New("negative total")
+	case w.FsyncEvery < 0:
+		return fmt.Errorf("invalid fsync interval %d: negative", w.FsyncEvery)
 	case w.RateIOPS < 0:
 		return fmt.Errorf("invalid rate %g: negative", w.RateIOPS)
 	case w.IOEngine != "" && w.IOEngine != "psync" && w.IOEngine != "libaio" && w.IOEngine != "io_uring":

@@ -69,7 +69,10 @@ type Session struct {
 	geo     engine.Geometry
 }
 
-var _ engine.ClusterReporter = (*Session)(nil)
+var (
+	_ engine.ClusterReporter = (*Session)(nil)
+	_ engine.Syncer          = (*Session)(nil)
+)
 
 // file is one worker's file as found before Open.
 type file struct {
@@ -296,6 +299,10 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	}
 	return nil
 }
+
+// Sync fsyncs file through libcephfs: the MDS and OSDs hold what was
+// written.
+func (s *Session) Sync(_ context.Context, file int) error { return s.files[file].Fsync(cephfs.SyncAll) }
 
 // Close closes the files, removes the files and directories the session
 // created unless it keeps them, and unmounts. It never removes what it

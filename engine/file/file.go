@@ -54,7 +54,7 @@ type Session struct {
 	fallback bool
 }
 
-var _ engine.Session = (*Session)(nil)
+var _ engine.Syncer = (*Session)(nil)
 
 // Geometry returns the Blocks layout: one file per worker for a directory
 // target, otherwise one; Size is the file size rounded down to a whole
@@ -135,6 +135,11 @@ func (s *Session) check(op *engine.Op) error {
 func (s *Session) shortRead(op *engine.Op) error {
 	return fmt.Errorf("%s: short read of %d bytes at offset %d: %w", s.files[op.File].Name(), len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
 }
+
+// Sync fsyncs file: the kernel's page cache (or, with O_DIRECT, the
+// device's write cache) holds nothing of it afterwards. It cannot be
+// interrupted.
+func (s *Session) Sync(_ context.Context, file int) error { return s.files[file].Sync() }
 
 // Close closes every file and, unless the workload said Keep, removes the
 // files this session created. It returns every error it met.

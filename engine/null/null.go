@@ -29,7 +29,10 @@ func open(_ context.Context, w *spec.Workload) (engine.Session, error) {
 // session is safe for concurrent use: it holds no mutable state.
 type session struct{ geo engine.Geometry }
 
-var _ engine.AsyncSession = (*session)(nil)
+var (
+	_ engine.AsyncSession = (*session)(nil)
+	_ engine.Syncer       = (*session)(nil)
+)
 
 func (s *session) Geometry() engine.Geometry { return s.geo }
 
@@ -37,6 +40,9 @@ func (s *session) Geometry() engine.Geometry { return s.geo }
 func (s *session) Do(context.Context, *engine.Op) error { return nil }
 
 func (s *session) Close(context.Context) error { return nil }
+
+// Sync does nothing, as fio's null engine does for an fsync.
+func (s *session) Sync(context.Context, int) error { return nil }
 
 func (s *session) NewQueue(depth int) (engine.Queue, error) {
 	if depth < 1 {

@@ -74,6 +74,11 @@ int cbrbd_close(cbrbd *b)
 	return r;
 }
 
+int cbrbd_flush(cbrbd *b)
+{
+	return rbd_flush(b->image);
+}
+
 ssize_t cbrbd_read(cbrbd *b, uint64_t off, size_t len, char *buf)
 {
 	return rbd_read(b->image, off, len, buf);

@@ -18,6 +18,8 @@ int cbrbd_size(cbrbd *b, uint64_t *size);
 int cbrbd_close(cbrbd *b);
 /* The aioq_issue_fn, with a cbrbd as its ctx. */
 int cbrbd_issue(void *ctx, aioq_slot *s);
+/* Flushes librbd's cache to the OSDs: 0 or -errno. */
+int cbrbd_flush(cbrbd *b);
 /* Blocking reads and writes: bytes or -errno. */
 ssize_t cbrbd_read(cbrbd *b, uint64_t off, size_t len, char *buf);
 ssize_t cbrbd_write(cbrbd *b, uint64_t off, size_t len, const char *buf);

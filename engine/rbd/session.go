@@ -66,6 +66,7 @@ type Session struct {
 var (
 	_ engine.AsyncSession    = (*Session)(nil)
 	_ engine.ClusterReporter = (*Session)(nil)
+	_ engine.Syncer          = (*Session)(nil)
 )
 
 // connect opens t's pool, or fails with a usage error if it does not exist.
@@ -313,6 +314,15 @@ func (s *Session) NewQueue(depth int) (engine.Queue, error) {
 		},
 		Closed: func(bool) error { s.queues.Done(); return nil },
 	}), nil
+}
+
+// Sync flushes librbd's cache: every write completed so far is on the
+// OSDs. The image is the session's only file.
+func (s *Session) Sync(context.Context, int) error {
+	if r := C.cbrbd_flush(s.image); r < 0 {
+		return syscall.Errno(-r)
+	}
+	return nil
 }
 
 // Close closes the image, removes it if the session created it and does

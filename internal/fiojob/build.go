@@ -35,7 +35,8 @@ func (p *parser) build(pj *pending) (Job, error) {
 
 	mode := rwModes[o.rw]
 	w := spec.Workload{Name: o.name, Pattern: spec.Sequential, ReadPercent: mode.reads,
-		Direct: o.direct, Keep: p.plan.Keep, Force: p.plan.Force}
+		Direct: o.direct, Keep: p.plan.Keep, Force: p.plan.Force,
+		FsyncEvery: int(o.fsync), EndFsync: o.endFsync}
 	if mode.random {
 		w.Pattern = spec.Random
 	}
@@ -129,6 +130,9 @@ func (p *parser) build(pj *pending) (Job, error) {
 		if region == 0 {
 			return Job{}, fail("ioengine=rados needs size=: each job clone reads and writes one object of that size")
 		}
+		if o.fsync > 0 || o.endFsync {
+			return Job{}, fail("fsync and end_fsync are not supported with ioengine=rados: a RADOS write is durable when it completes")
+		}
 		// fio's rados engine gives each clone one object of size bytes,
 		// named JOBNAME.N.0, and writes it at block offsets; cephbench's
 		// rados engine names its objects itself. Cycle keeps sequential
@@ -219,7 +223,7 @@ func (p *parser) build(pj *pending) (Job, error) {
 		Workload: w, WholeTarget: wholeTarget,
 		RW: o.rw, BS: bsRange(bs), BSDirs: dirs,
 		IOEngine: o.ioengine, IODepth: int(o.iodepth), KBBase: int(o.kbBase), Options: pj.options,
-		StartDelay: o.startdelay, Loops: int(o.loops), FsyncEvery: int(o.fsync), EndFsync: o.endFsync,
+		StartDelay: o.startdelay, Loops: int(o.loops),
 		Unlink: o.unlink, VerifyAlg: o.verify,
 		PercentileList: slices.Clone(o.percentiles), LatPercentiles: o.latPct, ClatPercentiles: o.clatPct,
 		NoRandomMap: o.norandommap, RandRepeat: o.randrepeat,

@@ -100,14 +100,9 @@ type Job struct {
 	// JSON "job options". Defaults and [global] ones are not included.
 	Options []Option
 
-	// StartDelay, FsyncEvery and EndFsync change what a job does, and the
-	// Workload has no field for them: the caller must honour them or
-	// refuse the job. StartDelay: wait this long after the job's start
-	// before any I/O. FsyncEvery: fsync the file after every this many
-	// writes (0: never). EndFsync: fsync the file when the writes end.
+	// StartDelay: wait this long after the job's start before any I/O.
+	// The Workload has no field for it: the caller waits.
 	StartDelay time.Duration
-	FsyncEvery int
-	EndFsync   bool
 	// Loops is how many times fio repeats the job; a size-bound Workload
 	// already counts it in TotalBytes and TotalOps.
 	Loops int

@@ -171,8 +171,8 @@ func TestCarried(t *testing.T) {
 	if w.Ramp != spec.Duration(5*time.Second) || !w.Verify || j.VerifyAlg != "md5" {
 		t.Errorf("ramp %s verify %v %q", w.Ramp, w.Verify, j.VerifyAlg)
 	}
-	if j.StartDelay != 2*time.Second || j.FsyncEvery != 32 || !j.EndFsync || !j.Unlink {
-		t.Errorf("startdelay %s fsync %d end_fsync %v unlink %v", j.StartDelay, j.FsyncEvery, j.EndFsync, j.Unlink)
+	if j.StartDelay != 2*time.Second || j.Workload.FsyncEvery != 32 || !j.Workload.EndFsync || !j.Unlink {
+		t.Errorf("startdelay %s fsync %d end_fsync %v unlink %v", j.StartDelay, j.Workload.FsyncEvery, j.Workload.EndFsync, j.Unlink)
 	}
 	if !slices.Equal(j.PercentileList, []float64{50, 99, 99.9}) || !j.LatPercentiles || j.ClatPercentiles {
 		t.Errorf("percentiles %v lat %v clat %v", j.PercentileList, j.LatPercentiles, j.ClatPercentiles)

@@ -190,7 +190,7 @@ func TestBooleans(t *testing.T) {
 	// In a job file, bare and =0.
 	fsys := files{"b.fio": "[j]\nioengine=null\nsize=1m\nruntime=5\ntime_based\ngroup_reporting\ndirect\nnorandommap\nrandrepeat=0\nend_fsync=1\nunlink\n"}
 	j := mustParse(t, []string{"b.fio"}, fsys, nil).Jobs[0]
-	if j.Workload.TotalBytes != 0 || !j.GroupReporting || !j.Workload.Direct || !j.NoRandomMap || j.RandRepeat || !j.EndFsync || !j.Unlink {
+	if j.Workload.TotalBytes != 0 || !j.GroupReporting || !j.Workload.Direct || !j.NoRandomMap || j.RandRepeat || !j.Workload.EndFsync || !j.Unlink {
 		t.Errorf("job file booleans: %+v", j)
 	}
 	msg := parseErr(t, []string{"--direct=yes", "--name=j"}, nil, nil)
@@ -377,6 +377,7 @@ func TestUnsupported(t *testing.T) {
 	}{
 		{[]string{"--size=1m", "--ioengine=rbd", "--pool=rbd"}, []string{"needs pool= and rbdname="}},
 		{[]string{"--ioengine=rados", "--pool=p"}, []string{"ioengine=rados needs size="}},
+		{[]string{"--ioengine=rados", "--pool=p", "--size=4m", "--fsync=1"}, []string{"fsync and end_fsync are not supported with ioengine=rados"}},
 		{[]string{"--ioengine=null"}, []string{"ioengine=null needs size="}},
 		{[]string{"--directory=/mnt"}, []string{`directory "/mnt"`, "needs size="}},
 	} {

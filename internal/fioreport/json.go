@@ -179,8 +179,7 @@ func jobJSON(s *section, g *groupStats, elapsed int64, plus bool) *object {
 		o.add(dirNames[d], directionJSON(s, d, g, ps, plus))
 	}
 	o.add("trim", directionJSON(s, -1, g, ps, plus))
-	// cephbench issues no syncs.
-	o.add("sync", (&object{}).add("total_ios", int64(0)).add("lat_ns", latencyJSON(nil, nil, false)))
+	o.add("sync", (&object{}).add("total_ios", s.syncs()).add("lat_ns", latencyJSON(s.sync, ps, false)))
 
 	usr, sys := s.cpu()
 	o.add("job_runtime", int64(s.runMs)).

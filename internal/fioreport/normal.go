@@ -88,6 +88,12 @@ func (r *Report) writeSection(p *printer, s *section, g *groupStats) {
 	writeLatencyBuckets(p, lat.ns[:], "nsec")
 	writeLatencyBuckets(p, lat.us[:], "usec")
 	writeLatencyBuckets(p, lat.ms[:], "msec")
+	if l := latencyOf(s.sync); l.n > 0 {
+		p.printf("  fsync/fdatasync/sync_file_range:\n")
+		p.writeLatency("sync", l)
+		ps, precision := s.job.percentiles()
+		p.writePercentiles("sync", ps, precision, percentileValues(s.sync, ps))
+	}
 
 	usr, sys := s.cpu()
 	p.printf("  cpu          : usr=%3.2f%%, sys=%3.2f%%, ctx=%d, majf=%d, minf=%d\n", usr, sys, s.ctx, s.majf, s.minf)
@@ -100,7 +106,7 @@ func (r *Report) writeSection(p *printer, s *section, g *groupStats) {
 	q = distribution(s.queue.Complete)
 	p.printf("     complete  : 0=%3.1f%%, 4=%3.1f%%, 8=%3.1f%%, 16=%3.1f%%, 32=%3.1f%%, 64=%3.1f%%, >=64=%3.1f%%\n",
 		q[0], q[1], q[2], q[3], q[4], q[5], q[6])
-	p.printf("     issued rwts: total=%d,%d,0,0 short=0,0,0,0 dropped=0,0,0,0\n", s.dirs[0].ios, s.dirs[1].ios)
+	p.printf("     issued rwts: total=%d,%d,0,%d short=0,0,0,0 dropped=0,0,0,0\n", s.dirs[0].ios, s.dirs[1].ios, s.syncs())
 	if s.job.IODepth > 0 {
 		// cephbench has no latency target: these are fio's figures
 		// without one.
@@ -109,6 +115,14 @@ func (r *Report) writeSection(p *printer, s *section, g *groupStats) {
 }
 
 var dirNames = [2]string{"read", "write"}
+
+// syncs is how many syncs the section's jobs made.
+func (s *section) syncs() int64 {
+	if s.sync == nil {
+		return 0
+	}
+	return s.sync.TotalCount()
+}
 
 func writeDirection(p *printer, s *section, d int, g *groupStats) {
 	dir := &s.dirs[d]

@@ -77,6 +77,7 @@ type section struct {
 	errText string
 	dirs    [2]direction
 	all     *hdr.Histogram // every direction's latencies, for fio's latency buckets
+	sync    *hdr.Histogram // the syncs' latencies (fsync=, end_fsync); nil without any
 	// CPU times and the run time they are shared over, in milliseconds.
 	userMs, sysMs, runMs float64
 	ctx, majf, minf      int64
@@ -105,6 +106,13 @@ func newSection(j *Job, group int) (*section, error) {
 		dir.runtimeMs = max(int64(r.ElapsedSeconds*1000), 1)
 		dir.bw, dir.iops = seriesSamples(r.Series, kind)
 		s.all.Merge(h)
+	}
+	if ks, ok := r.Ops["sync"]; ok && ks.Ops > 0 {
+		h, err := hdr.Decode([]byte(r.Histograms["sync"]))
+		if err != nil {
+			return nil, fmt.Errorf("job %s: the sync histogram: %w", j.Name, err)
+		}
+		s.sync = h
 	}
 	wall := r.CPU.WallSeconds
 	if wall == 0 { // a result saved before CPU figures carried their period
@@ -154,6 +162,12 @@ func (s *section) add(o *section) {
 		a.iops.add(b.iops)
 	}
 	s.all.Merge(o.all)
+	if o.sync != nil {
+		if s.sync == nil {
+			s.sync = metrics.NewHistogram()
+		}
+		s.sync.Merge(o.sync)
+	}
 	s.userMs += o.userMs
 	s.sysMs += o.sysMs
 	s.runMs += o.runMs
