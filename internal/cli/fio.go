@@ -18,6 +18,7 @@ import (
 	"github.com/cephbench/cephbench/internal/fiojob"
 	"github.com/cephbench/cephbench/internal/fioreport"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -74,21 +75,18 @@ type fioRun struct {
 	plan    *fiojob.Plan
 	results string // the folder of cephbench's own results
 	stamp   string // the invocation's time, naming its result files
+
+	mu sync.Mutex
+	// latest is each job's result so far, for --status-interval: nil
+	// before it starts, its figures up to its last second while it runs,
+	// its result once done.
+	latest []*result.Result
 }
 
 // runFio runs the plan's jobs (each stonewall waits for the jobs before
 // it, the others start together) and prints fio's output of them. An
 // interrupted run still reports what it measured.
 func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
-	for i := range plan.Jobs {
-		j := &plan.Jobs[i]
-		switch {
-		case j.FsyncEvery > 0:
-			return usagef("job %q (%s): fsync=%d is not supported yet: cephbench's engines have no fsync op", j.Name, j.Where, j.FsyncEvery)
-		case j.EndFsync:
-			return usagef("job %q (%s): end_fsync is not supported yet: cephbench's engines have no fsync op", j.Name, j.Where)
-		}
-	}
 	out := env.Stdout
 	if plan.Output != "" {
 		f, err := os.Create(plan.Output)
@@ -98,7 +96,10 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 		defer f.Close()
 		out = f
 	}
-	r := &fioRun{plan: plan, results: plan.ResultsDir, stamp: time.Now().Format("20060102-150405")}
+	r := &fioRun{
+		plan: plan, results: plan.ResultsDir, stamp: time.Now().Format("20060102-150405"),
+		latest: make([]*result.Result, len(plan.Jobs)),
+	}
 	if r.results == "" {
 		r.results = "cephbench-results"
 	}
@@ -118,6 +119,28 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 	if len(devices) > 0 {
 		watch, _ = diskstats.Start(devices)
 	}
+	writeAll := func(results []*result.Result) error {
+		rep.Time = time.Now()
+		rep.Groups = r.groups(results)
+		for _, f := range plan.OutputFormats {
+			var err error
+			switch f {
+			case "normal":
+				err = rep.WriteNormal(out)
+			case "json":
+				err = rep.WriteJSON(out)
+			case "json+":
+				err = rep.WriteJSONPlus(out)
+			case "terse":
+				err = rep.WriteTerse(out)
+			}
+			if err != nil {
+				return fmt.Errorf("writing the %s output: %w", f, err)
+			}
+		}
+		return nil
+	}
+	stopStatus := r.printStatus(writeAll)
 	results := make([]*result.Result, len(plan.Jobs))
 	errs := make([]error, len(plan.Jobs))
 	for from := 0; from < len(plan.Jobs) && ctx.Err() == nil; {
@@ -127,32 +150,22 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 		}
 		var wg sync.WaitGroup
 		for i := from; i < to; i++ {
-			wg.Go(func() { results[i], errs[i] = r.runJob(ctx, i) })
+			wg.Go(func() {
+				results[i], errs[i] = r.runJob(ctx, i)
+				r.mu.Lock()
+				r.latest[i] = results[i]
+				r.mu.Unlock()
+			})
 		}
 		wg.Wait()
 		from = to
 	}
+	stopStatus()
 	if watch != nil {
 		rep.Disks, _ = watch.Stop()
 	}
-
-	rep.Time = time.Now()
-	rep.Groups = r.groups(results)
-	for _, f := range plan.OutputFormats {
-		var err error
-		switch f {
-		case "normal":
-			err = rep.WriteNormal(out)
-		case "json":
-			err = rep.WriteJSON(out)
-		case "json+":
-			err = rep.WriteJSONPlus(out)
-		case "terse":
-			err = rep.WriteTerse(out)
-		}
-		if err != nil {
-			return fmt.Errorf("writing the %s output: %w", f, err)
-		}
+	if err := writeAll(results); err != nil {
+		return err
 	}
 	if n := countNonNil(results); n > 0 {
 		fmt.Fprintf(env.Stderr, "cephbench: %d results saved in %s\n", n, r.results)
@@ -206,7 +219,53 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 		// offsets.
 		st.seed = 1
 	}
-	return runStep(ctx, st, stepOutput{})
+	var so stepOutput
+	if r.plan.StatusInterval > 0 {
+		so.opened = func(engine.Session) func(runner.Tick) {
+			return func(t runner.Tick) {
+				// t.SoFar is valid only now: result.New copies it.
+				res, err := result.New(st.name, &st.w, t.SoFar(), result.ThisHost())
+				if err != nil {
+					return // the status line misses one second; the run goes on
+				}
+				r.mu.Lock()
+				r.latest[i] = res
+				r.mu.Unlock()
+			}
+		}
+	}
+	return runStep(ctx, st, so)
+}
+
+// printStatus writes the output of every job so far each
+// --status-interval, as fio does, until the returned stop is called.
+func (r *fioRun) printStatus(write func([]*result.Result) error) (stop func()) {
+	if r.plan.StatusInterval <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(r.plan.StatusInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			r.mu.Lock()
+			latest := slices.Clone(r.latest)
+			r.mu.Unlock()
+			if countNonNil(latest) == 0 {
+				continue // nothing measured yet
+			}
+			if write(latest) != nil {
+				return // the final output reports the same failure
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }
 
 // groups builds the report's groups from the plan's jobs and their

@@ -264,3 +264,54 @@ func TestFioBadInput(t *testing.T) {
 		t.Errorf("bad input left files behind: %v", entries)
 	}
 }
+
+// --status-interval prints the output of the run so far every interval,
+// then the final one.
+func TestFioStatusInterval(t *testing.T) {
+	out, rs := fio(t, strings.Fields("--name=s --ioengine=null --rw=randread --bs=4k --size=1G --runtime=3 --time_based --status-interval=1")...)
+	reports := strings.Split(out, "Run status group 0 (all jobs):")
+	if len(reports) < 3 || len(rs) != 1 {
+		t.Fatalf("%d reports in a 3s run with a 1s status interval; want at least 2 and the final one:\n%s", len(reports)-1, out)
+	}
+	iops := regexp.MustCompile(`read: IOPS=([\d.]+k?), BW=\S+ \(\S+\)\((\S+)/(\d+)msec\)`)
+	var runtimes []string
+	for _, m := range iops.FindAllStringSubmatch(out, -1) {
+		runtimes = append(runtimes, m[3])
+	}
+	if len(runtimes) != len(reports)-1 || runtimes[0] == runtimes[len(runtimes)-1] {
+		t.Errorf("each report's runtime: %v; want one per report, growing", runtimes)
+	}
+}
+
+// fsync=N syncs the file after every N writes, end_fsync once at the end;
+// both are timed as fio's sync ops.
+func TestFioFsync(t *testing.T) {
+	dir := t.TempDir()
+	out, rs := fio(t, "--name=f", "--filename="+dir+"/f", "--size=1M", "--bs=4k", "--rw=write", "--fsync=4", "--end_fsync=1")
+	for _, want := range []string{"  fsync/fdatasync/sync_file_range:\n    sync (", "    sync percentiles (", "issued rwts: total=0,256,0,65 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if len(rs) != 1 || rs[0].Ops["sync"].Ops != 256/4+1 || rs[0].Ops["write"].Ops != 256 {
+		t.Errorf("results %v; want 256 writes and 65 syncs", rs)
+	}
+	out, _ = fio(t, "--name=f", "--filename="+dir+"/g", "--size=1M", "--bs=64k", "--rw=randwrite", "--ioengine=io_uring", "--iodepth=8",
+		"--fsync=2", "--output-format=json")
+	var doc struct {
+		Jobs []struct {
+			Sync struct {
+				TotalIOs int64 `json:"total_ios"`
+				Lat      struct {
+					N int64 `json:"N"`
+				} `json:"lat_ns"`
+			} `json:"sync"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Jobs) != 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if s := doc.Jobs[0].Sync; s.TotalIOs == 0 || s.TotalIOs > 8 || s.Lat.N != s.TotalIOs {
+		t.Errorf("sync: %d ios, latency of %d; want up to one per two of the 16 writes, each timed", s.TotalIOs, s.Lat.N)
+	}
+}
