@@ -1,70 +1,74 @@
 #!/usr/bin/env bash
-# Runs fio and cephbench alternately on the same file with the same jobs,
-# three pairs per job, and prints cephbench/fio for IOPS and mean latency.
+# Runs fio and `cephbench fio` alternately with identical options, PAIRS
+# pairs per row (which tool goes first alternating), and prints cephbench/fio
+# for IOPS, mean and p99 completion latency and client CPU seconds per op.
+# Both print fio's JSON, which the same jq reads.
 #
 #   bench/compare-fio.sh [DIR]      DIR holds the 1 GiB test file (default: a temp dir
 #                                   under /var/tmp, which must allow O_DIRECT)
 # Environment: RUNTIME (seconds per run, default 10), PAIRS (default 3),
-# CEPHBENCH (the binary, default bin/cephbench).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-
+# CEPHBENCH (the binary, default bin/cephbench), ROWS (a regular expression:
+# only the rows whose names match).
 RUNTIME=${RUNTIME:-10}
 PAIRS=${PAIRS:-3}
-CEPHBENCH=${CEPHBENCH:-bin/cephbench}
-scripts/install-deps.sh
-[ -x "$CEPHBENCH" ] || go build -o "$CEPHBENCH" ./cmd/cephbench
+NO_CLUSTER=1
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
-dir=${1:-$(mktemp -d /var/tmp/cephbench-compare.XXXXXX)}
+dir=${1:-}
+made_dir=""
+[ -n "$dir" ] || { dir=$(mktemp -d /var/tmp/cephbench-compare.XXXXXX); made_dir=$dir; }
 file="$dir/compare.dat"
-out=$(mktemp -d)
-trap 'rm -rf "$out"; rm -f "$file"; [ -z "${1:-}" ] && rmdir "$dir" 2>/dev/null || true' EXIT
+before_exit() { rm -f "$file"; [ -z "$made_dir" ] || rmdir "$made_dir"; }
 
-# name | fio options | cephbench options | op kind in both JSONs | cpu pin
-jobs=(
-  "randread-4k-psync-qd1|--rw=randread --bs=4k --direct=1 --ioengine=psync --iodepth=1|--rw randread --bs 4k --direct --iodepth 1|read|"
-  "seqwrite-1M-direct|--rw=write --bs=1M --direct=1 --ioengine=psync --iodepth=1|--rw write --bs 1M --direct --iodepth 1 --force|write|"
-  "null-4k-one-core|--rw=randread --bs=4k --ioengine=null --iodepth=1|--rw randread --bs 4k --iodepth 1|read|0"
+# name | options both tools take | cpu to pin to (one core, for the null engine)
+rows=(
+  "4k randread psync qd1|--rw=randread --bs=4k --direct=1 --ioengine=psync --iodepth=1|"
+  "4k randread libaio qd64|--rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=64|"
+  "4k randread io_uring qd64|--rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=64|"
+  "1M seq write direct|--rw=write --bs=1M --direct=1 --ioengine=psync --iodepth=1|"
+  "4k randrw 70/30 libaio qd32|--rw=randrw --rwmixread=70 --bs=4k --direct=1 --ioengine=libaio --iodepth=32|"
+  "4k randread null|--rw=randread --bs=4k --ioengine=null --iodepth=1|0"
 )
 
-# Lay the file out once, with fio, so both tools read the same data.
+# Lay the file out once, with fio, so both tools read the same data. It is
+# not cephbench's, so cephbench writes over it only with --force.
 fio --name=layout --filename="$file" --size=1G --rw=write --bs=1M --direct=1 --output=/dev/null
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f", a / b }'; }
-mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }
-
-pairs() { paste "$1" "$2" | awk '{ printf "%s%.2f", (NR > 1 ? "," : ""), ($2 ? $1 / $2 : 0) }'; }
-
-# run_fio and run_cb run one job's turn and append its IOPS and mean latency.
-run_fio() {
-  # shellcheck disable=SC2086
-  "${pinning[@]}" fio --name="$name" --filename="$file" --size=1G $fioopts \
-    --runtime="$RUNTIME" --time_based --output-format=json >"$out/fio.json"
-  jq -r ".jobs[0].$kind.iops" "$out/fio.json" >>"$out/fio.iops"
-  jq -r ".jobs[0].$kind.lat_ns.mean / 1000" "$out/fio.json" >>"$out/fio.lat"
-}
-run_cb() {
-  # shellcheck disable=SC2086
-  "${pinning[@]}" "$CEPHBENCH" bench --target "$target" --size 1G $cbopts \
-    --duration "${RUNTIME}s" --format json --quiet --output "$out/cb.json" >/dev/null 2>&1
-  jq -r ".ops.$kind.iops.mean" "$out/cb.json" >>"$out/cb.iops"
-  jq -r ".ops.$kind.latency.mean_ns / 1000" "$out/cb.json" >>"$out/cb.lat"
-}
-printf '%-22s %12s %12s %8s %12s %12s %8s  %s\n' job "fio IOPS" "cb IOPS" ratio "fio lat us" "cb lat us" ratio "IOPS ratio per pair"
-for job in "${jobs[@]}"; do
-  IFS='|' read -r name fioopts cbopts kind pin <<<"$job"
-  target="$file"
-  [[ $fioopts == *ioengine=null* ]] && target="null://"
-  pinning=()
+# run TOOL OPTIONS PIN: one run; appends IOPS, mean and p99 completion
+# latency (µs) and CPU seconds per op to $out/TOOL.*
+run() {
+  local tool=$1 opts=$2 pin=$3 cmd=(fio) pinning=()
+  [ "$tool" = cb ] && cmd=("$CEPHBENCH" fio --force --results "$out/results")
   [ -n "$pin" ] && pinning=(taskset -c "$pin" env GOMAXPROCS=1)
-  : >"$out/fio.iops"; : >"$out/fio.lat"; : >"$out/cb.iops"; : >"$out/cb.lat"
-  # Alternate which tool goes first: on a shared virtual disk the run after
-  # a write run pays for the host flushing the previous one's data.
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "%U %S" -o "$out/time" "${pinning[@]}" "${cmd[@]}" --name=cmp --filename="$file" --size=1G $opts \
+    --runtime="$RUNTIME" --time_based --output-format=json >"$out/run.json" 2>"$out/stderr" ||
+    { cat "$out/stderr" >&2; exit 1; }
+  # Mixed rows: IOPS of both kinds; latency of the kind with more ops.
+  jq -r '.jobs[0] | [.read, .write] as $d | ($d | max_by(.total_ios)) as $m |
+    "\($d[0].iops + $d[1].iops) \($m.clat_ns.mean / 1000) \($m.clat_ns.percentile["99.000000"] / 1000) \($d[0].total_ios + $d[1].total_ios)"' \
+    "$out/run.json" >"$out/fig"
+  read -r iops lat p99 ops <"$out/fig"
+  echo "$iops" >>"$out/$tool.iops"
+  echo "$lat" >>"$out/$tool.lat"
+  echo "$p99" >>"$out/$tool.p99"
+  awk -v ops="$ops" '{ printf "%.9f\n", ($1 + $2) / ops }' "$out/time" >>"$out/$tool.cpu"
+}
+
+printf '%-28s %10s %10s   %-29s  %s\n' row "fio IOPS" "cb IOPS" "cb/fio: IOPS lat p99 CPU/op" "IOPS cb/fio per pair"
+for row in "${rows[@]}"; do
+  IFS='|' read -r name opts pin <<<"$row"
+  [[ $name =~ ${ROWS:-.} ]] || continue
+  rm -f "$out"/*.iops "$out"/*.lat "$out"/*.p99 "$out"/*.cpu
+  # On a shared virtual disk the run after a write pays for the host
+  # flushing the previous one's data: alternate who goes first.
   for i in $(seq "$PAIRS"); do
-    if [ $((i % 2)) -eq 1 ]; then run_fio; run_cb; else run_cb; run_fio; fi
+    if [ $((i % 2)) -eq 1 ]; then run fio "$opts" "$pin"; run cb "$opts" "$pin"; else run cb "$opts" "$pin"; run fio "$opts" "$pin"; fi
   done
-  fi=$(mean <"$out/fio.iops"); ci=$(mean <"$out/cb.iops")
-  fl=$(mean <"$out/fio.lat"); cl=$(mean <"$out/cb.lat")
-  printf '%-22s %12s %12s %8s %12s %12s %8s  %s\n' "$name" "$fi" "$ci" "$(ratio "$ci" "$fi")" "$fl" "$cl" "$(ratio "$cl" "$fl")" \
-    "$(pairs "$out/cb.iops" "$out/fio.iops")"
+  m() { mean <"$out/$1.$2"; }
+  per_pair=$(paste "$out/cb.iops" "$out/fio.iops" | awk '{ printf "%s%.2f", (NR > 1 ? "," : ""), ($2 ? $1 / $2 : 0) }')
+  printf '%-28s %10.0f %10.0f   %5s %5s %5s %5s          %s\n' "$name" "$(m fio iops)" "$(m cb iops)" \
+    "$(ratio "$(m cb iops)" "$(m fio iops)")" "$(ratio "$(m cb lat)" "$(m fio lat)")" \
+    "$(ratio "$(m cb p99)" "$(m fio p99)")" "$(ratio "$(m cb cpu)" "$(m fio cpu)")" "$per_pair"
 done

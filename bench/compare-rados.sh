@@ -12,7 +12,7 @@ PAIRS=${PAIRS:-3}
 POOL=${POOL:-cbcompare}
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-cleanup_pool() { ceph osd pool rm "$POOL" "$POOL" --yes-i-really-really-mean-it >/dev/null 2>&1 || true; }
+before_exit() { ceph osd pool rm "$POOL" "$POOL" --yes-i-really-really-mean-it >/dev/null 2>&1 || true; }
 ceph osd pool create "$POOL" 32 >/dev/null 2>&1
 ceph osd pool application enable "$POOL" rados >/dev/null 2>&1
 

@@ -13,7 +13,7 @@ POOL=${POOL:-cbcompare-rbd}
 IMAGE=bench
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-cleanup_pool() { ceph osd pool rm "$POOL" "$POOL" --yes-i-really-really-mean-it >/dev/null 2>&1 || true; }
+before_exit() { ceph osd pool rm "$POOL" "$POOL" --yes-i-really-really-mean-it >/dev/null 2>&1 || true; }
 ceph osd pool create "$POOL" 32 >/dev/null 2>&1
 rbd pool init "$POOL"
 rbd create -p "$POOL" "$IMAGE" --size 1G

@@ -1,7 +1,8 @@
 # Shared by the bench/compare-*.sh scripts, which source it: the packages,
-# a cephbench with the Ceph engines, a scratch folder ($out), and a cluster
-# (the one in CEPH_CONF, or a sandbox started here), all cleaned up on exit
-# after the script's own cleanup_pool. Also: mean, ratio.
+# a cephbench with the Ceph engines, a scratch folder ($out), and unless the
+# script sets NO_CLUSTER=1 a cluster (the one in CEPH_CONF, or a sandbox
+# started here), all cleaned up on exit after the script's own before_exit.
+# Also: mean, ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,14 +15,14 @@ CEPHBENCH=$(realpath "$CEPHBENCH")
 
 out=$(mktemp -d)
 sandbox=""
-cleanup_pool() { :; }
+before_exit() { :; }
 cleanup() {
-  cleanup_pool
+  before_exit
   [ -n "$sandbox" ] && "$CEPHBENCH" sandbox down --dir "$sandbox" --purge >/dev/null 2>&1
   rm -rf "$out"
 }
 trap cleanup EXIT
-if [ -z "${CEPH_CONF:-}" ]; then
+if [ -z "${NO_CLUSTER:-}" ] && [ -z "${CEPH_CONF:-}" ]; then
   sandbox="$out/sandbox"
   "$CEPHBENCH" sandbox up --dir "$sandbox" --osds 3 >&2
   eval "$("$CEPHBENCH" sandbox env --dir "$sandbox")"
