@@ -94,6 +94,11 @@ type Workload struct {
 	FsyncEvery int  `json:"fsync_every,omitempty"`
 	EndFsync   bool `json:"end_fsync,omitempty"`
 
+	// FilePrefix names the per-worker files of a directory target
+	// PREFIX.N.0, as fio names a job's JOBNAME.N.0; empty means
+	// cephbench.N.dat. File targets only.
+	FilePrefix string `json:"file_prefix,omitempty"`
+
 	// IOEngine is how a file target is driven: "" or "psync" (one blocking
 	// pread/pwrite per op and slot), "libaio" or "io_uring" (QueueDepth
 	// ops in flight on one file descriptor per worker, in the kernel).
@@ -166,6 +171,10 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid I/O engine %q (want psync, libaio or io_uring)", w.IOEngine)
 	case w.IOEngine != "" && w.Target.Scheme != "file":
 		return fmt.Errorf("I/O engine %s drives files and block devices, not %s:// targets", w.IOEngine, w.Target.Scheme)
+	case w.FilePrefix != "" && w.Target.Scheme != "file":
+		return fmt.Errorf("a file prefix names files in a directory, not in %s:// targets", w.Target.Scheme)
+	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":
+		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
 	case w.Direct && w.BlockSize%512 != 0:
 		return fmt.Errorf("block size %s is not a multiple of 512, which direct I/O needs", w.BlockSize)
 	}

@@ -181,7 +181,11 @@ func openSession(ctx context.Context, w *spec.Workload) (*Session, error) {
 	case err == nil && fi.IsDir():
 		paths := make([]string, w.Workers)
 		for i := range paths {
-			paths[i] = filepath.Join(loc, "cephbench."+strconv.Itoa(i)+".dat")
+			name := "cephbench." + strconv.Itoa(i) + ".dat"
+			if w.FilePrefix != "" {
+				name = w.FilePrefix + "." + strconv.Itoa(i) + ".0"
+			}
+			paths[i] = filepath.Join(loc, name)
 		}
 		return openFiles(ctx, w, paths)
 	case err == nil && fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0:

@@ -184,6 +184,20 @@ func TestDirectoryOneFilePerWorker(t *testing.T) {
 	}
 }
 
+// A prefix names the files as fio names a job's: PREFIX.N.0.
+func TestDirectoryFilePrefix(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, newWorkload(t, dir, func(w *spec.Workload) { w.Workers = 2; w.FilePrefix = "seq-read" }))
+	if got, want := names(t, dir), []string{"seq-read.0.0", "seq-read.1.0"}; !equal(got, want) {
+		t.Errorf("directory holds %q, want %q", got, want)
+	}
+	verifyAll(t, s, 1, mib, bs)
+	mustClose(t, s)
+	if got := names(t, dir); len(got) != 0 {
+		t.Errorf("after Close the directory holds %q, want nothing", got)
+	}
+}
+
 func equal(a, b []string) bool { return strings.Join(a, "\n") == strings.Join(b, "\n") }
 
 func TestKeepLeavesFilesForTheNextRun(t *testing.T) {

@@ -108,6 +108,12 @@ func (p *parser) build(pj *pending) (Job, error) {
 		}
 		w.Target = spec.Target{Scheme: "file", Location: path}
 		w.FileSize = spec.Size(region)
+		if perJobFiles {
+			if strings.ContainsRune(o.name, '/') || o.name == "." || o.name == ".." {
+				return Job{}, fail("job name %q cannot name its files in directory %q (fio names them JOBNAME.N.0)", o.name, path)
+			}
+			w.FilePrefix = o.name
+		}
 	case e == "null":
 		w.Target = spec.Target{Scheme: "null"}
 		w.FileSize = spec.Size(region)
@@ -294,9 +300,10 @@ func rateIOPS(o *opts, reads, writes bool, bs int64, at func(string) string) (fl
 	return 2 * caps[0], nil
 }
 
-// checkSharedDirs refuses two jobs that run at the same time in one
-// directory without filename=: fio gives each its own files, but the file
-// engine names them cephbench.N.dat by worker, so they would share them.
+// checkSharedDirs refuses two jobs of the same name that run at the same
+// time in one directory without filename=: their files (JOBNAME.N.0)
+// would be the same, and two sessions would lay out and remove them under
+// each other.
 func checkSharedDirs(jobs []Job) error {
 	seen := map[string]*Job{}
 	for i := range jobs {
@@ -307,12 +314,12 @@ func checkSharedDirs(jobs []Job) error {
 		if !j.perJobFiles {
 			continue
 		}
-		dir := filepath.Clean(j.Workload.Target.Location)
-		if other, ok := seen[dir]; ok {
-			return fmt.Errorf("jobs %q (%s) and %q (%s) run at the same time in directory %s, where cephbench lays out the same files (cephbench.N.dat) for both, while fio would give each its own; give them different directory= or filename=, or put stonewall between them",
-				other.Name, other.Where, j.Name, j.Where, dir)
+		files := filepath.Join(filepath.Clean(j.Workload.Target.Location), j.Workload.FilePrefix)
+		if other, ok := seen[files]; ok {
+			return fmt.Errorf("jobs %q (%s) and %q (%s) run at the same time on the same files (%s.N.0); give them different names, directory= or filename=, or put stonewall between them",
+				other.Name, other.Where, j.Name, j.Where, files)
 		}
-		seen[dir] = j
+		seen[files] = j
 	}
 	return nil
 }

@@ -133,9 +133,8 @@ type Job struct {
 	IODepthBatchSubmit, IODepthBatchCompleteMin, IODepthBatchCompleteMax int
 
 	// perJobFiles: the target is a directory in which the file engine lays
-	// out cephbench.N.dat per worker, where fio would name them
-	// JOBNAME.N.0. Two such jobs running together in one directory would
-	// share files, so Parse refuses that.
+	// out JOBNAME.N.0 per worker, as fio names them. Two jobs of one name
+	// running together there would share files, so Parse refuses that.
 	perJobFiles bool
 	newGroup    bool // new_group: a new reporting group without waiting
 }

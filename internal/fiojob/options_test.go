@@ -255,12 +255,17 @@ func TestFioOptions(t *testing.T) {
 	}
 }
 
-// Jobs that run together in one directory would share cephbench's files.
+// Jobs in one directory get files named after them, as in fio; two of one
+// name that run together would share theirs.
 func TestSharedDirectory(t *testing.T) {
-	shared := "[global]\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n"
-	wantContains(t, parseErr(t, []string{"s.fio"}, files{"s.fio": shared}, nil), `"a" (s.fio:3)`, `"b" (s.fio:5)`, "same time", "stonewall")
+	shared := "[global]\nsize=1m\n[a]\nrw=read\n[a]\nrw=write\n"
+	wantContains(t, parseErr(t, []string{"s.fio"}, files{"s.fio": shared}, nil), `"a" (s.fio:3)`, `"a" (s.fio:5)`, "same time", "stonewall")
+	plan := mustParse(t, []string{"s.fio"}, files{"s.fio": "[global]\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n"}, nil)
+	if a, b := plan.Jobs[0].Workload, plan.Jobs[1].Workload; a.FilePrefix != "a" || b.FilePrefix != "b" {
+		t.Errorf("file prefixes %q and %q; want the jobs' names", a.FilePrefix, b.FilePrefix)
+	}
 	for _, ok := range []string{
-		"[global]\nsize=1m\n[a]\nrw=read\n[b]\nstonewall\nrw=write\n",
+		"[global]\nsize=1m\n[a]\nrw=read\n[a]\nstonewall\nrw=write\n",
 		"[global]\nsize=1m\n[a]\ndirectory=/x\n[b]\ndirectory=/y\n",
 		"[global]\nsize=1m\n[a]\nfilename=/x/f\n[b]\nfilename=/x/f\n",
 	} {

@@ -55,7 +55,7 @@ func TestReport000(t *testing.T) {
 	}
 	j := plan.Jobs[0]
 	want := spec.Workload{
-		Name: "test-rw", Target: spec.Target{Scheme: "file", Location: "."},
+		Name: "test-rw", Target: spec.Target{Scheme: "file", Location: "."}, FilePrefix: "test-rw",
 		Pattern: spec.Sequential, ReadPercent: 50, BlockSize: 1 << 20, FileSize: 10 << 20,
 		Workers: 20, QueueDepth: 1, TotalBytes: 200 << 20, IOEngine: "psync",
 	}
