@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 if [ -z "${NO_CLUSTER:-}" ] && [ -z "${CEPH_CONF:-}" ]; then
   sandbox="$out/sandbox"
-  "$CEPHBENCH" sandbox up --dir "$sandbox" --osds 3 >&2
+  "$CEPHBENCH" sandbox up --dir "$sandbox" --osds 3 --osd-size 8G >&2 # 4K random writes grow BlueStore metadata by gigabytes
   eval "$("$CEPHBENCH" sandbox env --dir "$sandbox")"
 fi
 
