@@ -197,6 +197,9 @@ func TestRunInterruptedSavesAndCleansUp(t *testing.T) {
 func TestHelpStatesEachDefaultOnce(t *testing.T) {
 	var walk func(path []string, cmd *cobra.Command)
 	walk = func(path []string, cmd *cobra.Command) {
+		if strings.HasSuffix(cmd.Short, "(this build has no Ceph support)") {
+			return // it has no flags to show: it says how to get them
+		}
 		code, stdout, stderr := cephbench(t, context.Background(), append(path, "--help")...)
 		if code != ExitOK {
 			t.Fatalf("%v --help: exit %d: %s", path, code, stderr)

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Runs report 003's disk baseline, dd with oflag=direct then iflag=direct,
+# and `cephbench disk`'s sequential write and read steps on the same file,
+# alternately, PAIRS pairs (which tool goes first alternating), and prints
+# cephbench/dd for MB/s. Both figures are bytes over seconds: dd's from its
+# "N bytes ... copied, S s" line (its MB/s is rounded to three digits),
+# cephbench's from its JSON results.
+#
+# cephbench's buffers ask for transparent huge pages, dd's are on 4K pages:
+# where the disk is fast (a host-cached virtual disk) pinning 1024 pages per
+# 4M op costs dd more than the disk does. So each pair also runs cephbench
+# with huge pages disabled (prctl PR_SET_THP_DISABLE), like for like with dd.
+#
+#   bench/compare-disk.sh [DIR]     DIR holds the test file (default: a temp dir
+#                                   under /var/tmp, which must allow O_DIRECT)
+# Environment: COUNT (4M blocks, default 256: 1 GiB), PAIRS (default 3),
+# DURATION (cephbench's bound per step, default 10s; its random steps run that
+# long too, and its sequential ones must cover the file before it), CEPHBENCH
+# (the binary, default bin/cephbench).
+COUNT=${COUNT:-256}
+PAIRS=${PAIRS:-3}
+DURATION=${DURATION:-10s}
+NO_CLUSTER=1
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+dir=${1:-}
+made_dir=""
+[ -n "$dir" ] || { dir=$(mktemp -d /var/tmp/cephbench-compare-disk.XXXXXX); made_dir=$dir; }
+file="$dir/compare-disk.dat"
+before_exit() { rm -f "$file"; [ -z "$made_dir" ] || rmdir "$made_dir"; }
+
+# dd_run KIND ARGS...: one dd; appends its MB/s to $out/dd.KIND.
+dd_run() {
+  local kind=$1
+  shift
+  LC_ALL=C dd "$@" bs=4M 2>"$out/dd.err" || { cat "$out/dd.err" >&2; exit 1; }
+  awk '/ bytes .* copied, / { for (i = 2; i <= NF; i++) if ($i == "s,") printf "%.6f\n", $1 / $(i - 1) / 1e6 }' \
+    "$out/dd.err" >>"$out/dd.$kind"
+}
+
+# run_dd: dd writes a new file of COUNT blocks, then reads it.
+run_dd() {
+  rm -f "$file"
+  dd_run write if=/dev/zero of="$file" count="$COUNT" oflag=direct
+  dd_run read if="$file" of=/dev/null iflag=direct
+  rm -f "$file"
+}
+
+# run_cb TAG [WRAPPER...]: cephbench disk on the same (absent) file, which
+# it creates and removes; appends the MB/s of its write and read steps to
+# $out/TAG.*.
+run_cb() {
+  local tag=$1 results step kind json=()
+  shift
+  results=$(mktemp -d "$out/results.XXXXXX")
+  "$@" "$CEPHBENCH" disk "$file" --size "$((COUNT * 4))M" --bs 4M --duration "$DURATION" --quiet \
+    --results "$results" >"$out/cb.out" 2>&1 || { cat "$out/cb.out" >&2; exit 1; }
+  for step in 01-disk-seqwrite-4M:write 02-disk-seqread-4M:read; do
+    kind=${step#*:}
+    json=("$results"/*-disk/"${step%:*}".json)
+    if [ "$(jq -r .stop_reason "${json[0]}")" != bytes ]; then
+      echo "cephbench's ${step%:*} stopped at its duration before covering the file: raise DURATION or lower COUNT" >&2
+      exit 1
+    fi
+    jq -r --arg k "$kind" '.ops[$k].bytes / .elapsed_seconds / 1e6' "${json[0]}" >>"$out/$tag.$kind"
+  done
+}
+
+# nothp CMD...: runs CMD with transparent huge pages disabled, which it and
+# its children inherit.
+nothp() {
+  python3 -c 'import ctypes, os, sys
+if ctypes.CDLL(None, use_errno=True).prctl(41, 1, 0, 0, 0):  # PR_SET_THP_DISABLE
+    sys.exit("prctl(PR_SET_THP_DISABLE) failed")
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+run_both() { run_cb cb; run_cb cb4k nothp; }
+
+# On a shared virtual disk the run after a write pays for the host
+# flushing the previous one's data: alternate who goes first.
+for i in $(seq "$PAIRS"); do
+  if [ $((i % 2)) -eq 1 ]; then run_dd; run_both; else run_both; run_dd; fi
+done
+
+printf '%s x 4M blocks, O_DIRECT, %s pairs, in %s\n' "$COUNT" "$PAIRS" "$dir"
+printf '%-30s %10s %10s %7s   %s\n' row "dd MB/s" "cb MB/s" "cb/dd" "cb/dd per pair"
+for kind in write read; do
+  for tag in cb cb4k; do
+    name="4M seq $kind"
+    [ "$tag" = cb ] || name="$name, cb on 4K pages"
+    per_pair=$(paste "$out/$tag.$kind" "$out/dd.$kind" | awk '{ printf "%s%.3f", (NR > 1 ? "," : ""), ($2 ? $1 / $2 : 0) }')
+    dd_mean=$(mean <"$out/dd.$kind")
+    cb_mean=$(mean <"$out/$tag.$kind")
+    printf '%-30s %10.1f %10.1f %7s   %s\n' "$name" "$dd_mean" "$cb_mean" "$(ratio "$cb_mean" "$dd_mean")" "$per_pair"
+  done
+done
