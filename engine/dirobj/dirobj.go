@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/radosbench"
 	"github.com/cephbench/cephbench/internal/sysio"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -144,7 +145,7 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 	dir := filepath.Clean(w.Target.Location)
 	s := &Session{
 		dir:        dir,
-		prefix:     processPrefix(),
+		prefix:     radosbench.ObjectPrefix(os.Getpid()),
 		objectSize: int64(w.EffectiveObjectSize()),
 		opSize:     int64(w.BlockSize),
 		keep:       w.Keep,
@@ -200,16 +201,6 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 	}
 	s.base = filepath.Join(dir, s.prefix) + "_object"
 	return s, nil
-}
-
-// processPrefix is the object name prefix of this process's writes, as
-// rados bench makes it.
-func processPrefix() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "localhost"
-	}
-	return "benchmark_data_" + host + "_" + strconv.Itoa(os.Getpid())
 }
 
 // Prefix is the name prefix of the objects the session reads and writes:
@@ -357,7 +348,7 @@ func (s *Session) removeCreated(ctx context.Context, names []string) error {
 func (s *Session) writeMetadata(names []string) error {
 	var count int64
 	for _, name := range names {
-		n, _ := objectNumber(name, s.prefix)
+		n, _ := radosbench.ObjectNumber(name, s.prefix)
 		count = max(count, n+1)
 	}
 	b, err := json.Marshal(Metadata{Prefix: s.prefix, Objects: count, ObjectSize: s.objectSize, OpSize: s.opSize})
@@ -381,31 +372,11 @@ func objectNames(dir, prefix string) ([]string, error) {
 	}
 	names := all[:0]
 	for _, name := range all {
-		if _, ok := objectNumber(name, prefix); ok {
+		if _, ok := radosbench.ObjectNumber(name, prefix); ok {
 			names = append(names, name)
 		}
 	}
 	return names, nil
-}
-
-// objectNumber returns N for a name prefix+"_object"+N spelled as Do
-// spells it.
-func objectNumber(name, prefix string) (int64, bool) {
-	rest, ok := strings.CutPrefix(name, prefix)
-	if !ok {
-		return 0, false
-	}
-	digits, ok := strings.CutPrefix(rest, "_object")
-	if !ok || digits == "" || digits[0] == '0' && len(digits) > 1 {
-		return 0, false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	return n, err == nil
 }
 
 // missingDirs lists dir and those of its parents that do not exist,

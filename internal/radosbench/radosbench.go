@@ -41,14 +41,21 @@ func ObjectName(prefix string, n int64) string {
 	return prefix + "_object" + strconv.FormatInt(n, 10)
 }
 
-// ObjectNumber parses a name made by ObjectName under prefix.
+// ObjectNumber parses a name made by ObjectName under prefix. It takes
+// only the digits ObjectName writes (no sign, no leading zero), so that a
+// name that merely looks alike is never taken for one of ours.
 func ObjectNumber(name, prefix string) (int64, bool) {
-	rest, ok := strings.CutPrefix(name, prefix+"_object")
-	if !ok || rest == "" {
+	digits, ok := strings.CutPrefix(name, prefix+"_object")
+	if !ok || digits == "" || digits[0] == '0' && len(digits) > 1 {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(rest, 10, 64)
-	return n, err == nil && n >= 0
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
 }
 
 // Metadata is what a write leaves in the metadata object.
