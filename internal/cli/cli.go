@@ -92,6 +92,7 @@ directory; no cluster is needed.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 	root.AddCommand(newRunCmd(env), newBenchCmd(env), newRadosCmd(env), newRBDCmd(env), newClusterCmd(env), newFioCmd(env))
 	root.AddCommand(newSandboxCmd(env))
+	root.AddCommand(newS3Cmd(env))
 	root.AddCommand(newDiskCmd(env))
 	return root
 }

@@ -112,7 +112,7 @@ func newRunCmd(env Env) *cobra.Command {
 		quiet    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--target DIR|rados://POOL|rbd://POOL/IMAGE|cephfs://[FS]/PATH] [--duration 10s]",
+		Use:   "run [--target DIR|rados://POOL|rbd://POOL/IMAGE|cephfs://[FS]/PATH|s3://BUCKET[/PREFIX]] [--duration 10s]",
 		Short: "Run the built-in test plan (about a minute on a local directory)",
 		Long: `Run the built-in "quick" plan against a local directory (./cephbench-data by
 default, created if needed): 4M object writes, then sequential and random
@@ -122,7 +122,8 @@ of all steps ends the run. Every result is saved as JSON under --results.
 Only the files the plan created are removed at the end.
 
 With --target rados://POOL the plan runs its object steps on a RADOS pool
-(rados bench's objects, removed at the end). With rbd://POOL/IMAGE it runs
+(rados bench's objects, removed at the end); with s3://BUCKET[/PREFIX], on
+S3 (the bucket created if missing and removed only if the plan created it). With rbd://POOL/IMAGE it runs
 4M sequential and 4K random writes and reads on the image (an existing
 image is written over unless it is in use or holds a filesystem;
 rbd://POOL/IMAGE?create=true creates one of 256 MiB and removes it at the
@@ -139,7 +140,7 @@ end). With cephfs://[FS]/PATH it runs the file steps in a CephFS directory.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&target, "target", "cephbench-data", "directory to run the plan in, or rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH")
+	fl.StringVar(&target, "target", "cephbench-data", "directory to run the plan in, or rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH, s3://BUCKET[/PREFIX]")
 	fl.Var(&duration, "duration", "measured time of each step: 10s, 1m, ...")
 	fl.StringVar(&format, "format", "text", "text, or json (only the JSON results on stdout; progress goes to stderr)")
 	fl.StringVar(&results, "results", "cephbench-results", "folder under which each run's results are saved")
@@ -155,7 +156,7 @@ func runQuick(ctx context.Context, env Env, target string, dur spec.Duration, fo
 		}
 		var steps []step
 		switch t.Scheme {
-		case "rados":
+		case "rados", "s3":
 			steps = objectSteps(t, dur, quickObjectBudget)
 		case "rbd":
 			creates := strings.Contains(t.Location, "create=true")
@@ -167,7 +168,7 @@ func runQuick(ctx context.Context, env Env, target string, dur spec.Duration, fo
 		case "cephfs":
 			steps = cephfsSteps(t, dur, quickFileSize)
 		default:
-			return usagef("the built-in plan runs on a local directory, rados://POOL, rbd://POOL/IMAGE or cephfs://[FS]/PATH, not on %s://", t.Scheme)
+			return usagef("the built-in plan runs on a local directory, rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH or s3://BUCKET[/PREFIX], not on %s://", t.Scheme)
 		}
 		return runPlan(ctx, env, target, steps, format, resultsDir, quiet, func() error {
 			return engine.CleanKept(context.WithoutCancel(ctx), t)

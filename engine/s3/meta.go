@@ -1,0 +1,219 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/cephbench/cephbench/engine"
+)
+
+// MetadataName is the object, under the target's prefix, in which a kept
+// write records its objects, as rados bench's metadata object of the same
+// name does.
+const MetadataName = "benchmark_last_metadata"
+
+// maxMetadata bounds what is read of a metadata object: anything larger
+// is not cephbench's.
+const maxMetadata = 64 << 10
+
+// Metadata describes the objects of the last kept write at a target.
+type Metadata struct {
+	// Prefix names the objects, under the target's prefix: Prefix +
+	// "_object" + N.
+	Prefix string `json:"prefix"`
+	// Objects is one more than the highest object number.
+	Objects int64 `json:"objects"`
+	// ObjectSize and OpSize are in bytes (equal: objects are written
+	// whole).
+	ObjectSize int64 `json:"object_size"`
+	OpSize     int64 `json:"op_size"`
+	// CreatedBucket says cephbench created the bucket, so the cleanup
+	// removes it once it is empty.
+	CreatedBucket bool `json:"created_bucket,omitempty"`
+}
+
+// ErrNothingKept is wrapped by the error of Cleanup and LastWrite when
+// the target holds no record of a kept write.
+var ErrNothingKept = errors.New("no objects kept")
+
+// readMetadata reads the metadata object of the client's target; ok is
+// false, with a nil error, when there is none. An object that is not
+// valid metadata is an *engine.UsageError, so that nothing is read or
+// removed on its word.
+func (c *client) readMetadata(ctx context.Context) (m Metadata, ok bool, err error) {
+	key := c.target.Prefix + MetadataName
+	body, _, _, err := minio.Core{Client: c.ctl}.GetObject(ctx, c.target.Bucket, key, minio.GetObjectOptions{})
+	if code(err) == minio.NoSuchKey {
+		return Metadata{}, false, nil
+	}
+	if err != nil {
+		return Metadata{}, false, c.setupError(ctx, "GET "+key, err)
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, maxMetadata+1))
+	if err != nil {
+		return Metadata{}, false, fmt.Errorf("s3: reading %s: %w", key, err)
+	}
+	if json.Unmarshal(b, &m) != nil || len(b) > maxMetadata || !strings.HasPrefix(m.Prefix, "benchmark_data_") ||
+		strings.Contains(m.Prefix, "/") || m.Objects < 0 || m.ObjectSize <= 0 || m.OpSize <= 0 {
+		return Metadata{}, false, engine.Usagef("s3: %s in bucket %s is not cephbench object metadata", key, c.target.Bucket)
+	}
+	return m, true, nil
+}
+
+func (c *client) writeMetadata(ctx context.Context, m Metadata) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	key := c.target.Prefix + MetadataName
+	_, err = c.ctl.PutObject(ctx, c.target.Bucket, key, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{ContentType: "application/json"})
+	if err != nil {
+		return opError("PUT", key, err)
+	}
+	return nil
+}
+
+// objects lists the keys base+N in the bucket.
+func (c *client) objects(ctx context.Context, base string) ([]string, error) {
+	var keys []string
+	for obj := range c.ctl.ListObjectsIter(ctx, c.target.Bucket, minio.ListObjectsOptions{Prefix: base, Recursive: true}) {
+		if obj.Err != nil {
+			return nil, opError("LIST", base, obj.Err)
+		}
+		if _, ok := objectNumber(obj.Key, base); ok {
+			keys = append(keys, obj.Key)
+		}
+	}
+	return keys, nil
+}
+
+// remove deletes keys with multi-object deletes, and returns how many it
+// removed.
+func (c *client) remove(ctx context.Context, keys []string) (int64, error) {
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	objs := func(yield func(minio.ObjectInfo) bool) {
+		for _, k := range keys {
+			if !yield(minio.ObjectInfo{Key: k}) {
+				return
+			}
+		}
+	}
+	results, err := c.ctl.RemoveObjectsWithIter(ctx, c.target.Bucket, objs, minio.RemoveObjectsOptions{})
+	if err != nil {
+		return 0, err
+	}
+	var removed int64
+	var errs []error
+	for r := range results {
+		if r.Err != nil {
+			if len(errs) < 3 {
+				errs = append(errs, opError("DELETE", r.ObjectName, r.Err))
+			}
+			continue
+		}
+		removed++
+	}
+	if err := ctx.Err(); err != nil && removed < int64(len(keys)) {
+		errs = append(errs, fmt.Errorf("s3: cleanup of %s interrupted: %w", c.target, err))
+	}
+	if len(errs) > 0 {
+		return removed, fmt.Errorf("s3: %d of %d objects not removed: %w", int64(len(keys))-removed, len(keys), errors.Join(errs...))
+	}
+	return removed, nil
+}
+
+// removeBucketIfEmpty removes the bucket unless something is in it:
+// someone else's objects keep it.
+func (c *client) removeBucketIfEmpty(ctx context.Context) error {
+	err := c.ctl.RemoveBucket(ctx, c.target.Bucket)
+	switch {
+	case err == nil, code(err) == "BucketNotEmpty", code(err) == minio.NoSuchBucket:
+		return nil
+	}
+	return opError("DELETE", "bucket "+c.target.Bucket, err)
+}
+
+// kept connects to the target location (BUCKET[/PREFIX][?options]) with
+// creds, or the environment's as for Open, and reads the record of the
+// last kept write there. No record is an *engine.UsageError wrapping
+// ErrNothingKept. The caller closes the client.
+func kept(ctx context.Context, location string, creds Credentials) (*client, Metadata, error) {
+	t, err := ParseTarget(location)
+	if err != nil {
+		return nil, Metadata{}, err
+	}
+	c, exists, err := dial(ctx, t, creds, 0)
+	if err != nil {
+		return nil, Metadata{}, err
+	}
+	m, ok := Metadata{}, false
+	if exists {
+		m, ok, err = c.readMetadata(ctx)
+	}
+	switch {
+	case err != nil:
+	case !exists:
+		err = &engine.UsageError{Err: fmt.Errorf("s3: %w: bucket %s does not exist", ErrNothingKept, t.Bucket)}
+	case !ok:
+		err = &engine.UsageError{Err: fmt.Errorf("s3: %w at %s: it holds no %s", ErrNothingKept, t, MetadataName)}
+	}
+	if err != nil {
+		c.close()
+		return nil, Metadata{}, err
+	}
+	return c, m, nil
+}
+
+// LastWrite returns the record of the last kept write at the target
+// location, as Cleanup finds it.
+func LastWrite(ctx context.Context, location string, creds Credentials) (Metadata, error) {
+	c, m, err := kept(ctx, location, creds)
+	if err == nil {
+		c.close()
+	}
+	return m, err
+}
+
+// Cleanup removes the objects of the last kept write at the target
+// location (BUCKET[/PREFIX][?options]), as recorded in its metadata
+// object, then the metadata object, then the bucket if cephbench created
+// it and it is empty, and returns how many objects it removed. It removes
+// only objects named after the recorded prefix. Credentials are creds, or
+// the environment's as for Open. With no record, the error wraps
+// ErrNothingKept.
+func Cleanup(ctx context.Context, location string, creds Credentials) (int64, error) {
+	c, m, err := kept(ctx, location, creds)
+	if err != nil {
+		return 0, err
+	}
+	defer c.close()
+	t := c.target
+	keys, err := c.objects(ctx, t.Prefix+m.Prefix+"_object")
+	if err != nil {
+		return 0, err
+	}
+	removed, err := c.remove(ctx, keys)
+	if err != nil {
+		// Keep the metadata, so that a second cleanup can finish the job.
+		return removed, err
+	}
+	key := t.Prefix + MetadataName
+	if err := c.ctl.RemoveObject(ctx, t.Bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		return removed, opError("DELETE", key, err)
+	}
+	if m.CreatedBucket {
+		return removed, c.removeBucketIfEmpty(ctx)
+	}
+	return removed, nil
+}
