@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/cephbench/cephbench/cluster"
+	"github.com/cephbench/cephbench/internal/atomicfile"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
@@ -101,18 +101,7 @@ func (r *Result) Kinds() []string {
 // Save writes r as indented JSON to path, creating its directory, through a
 // temporary file so a crash never leaves half a result.
 func (r *Result) Save(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteJSON(path, r)
 }
 
 // Load reads a result saved by Save and checks its schema.
