@@ -4,7 +4,7 @@ LDFLAGS := -X github.com/cephbench/cephbench/result.Version=$(VERSION)
 # The Ceph engines need librados-dev and friends (scripts/install-deps.sh).
 TAGS := ceph,pacific
 
-.PHONY: build test vet lint bench compare-fio compare-disk compare-rados compare-rbd memory-soak clean
+.PHONY: build test vet lint bench compare-fio compare-net compare-disk compare-rados compare-rbd memory-soak clean
 
 build:
 	go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/cephbench ./cmd/cephbench
@@ -26,6 +26,10 @@ bench:
 # cephbench against fio 3.33 on the same file and jobs; prints the ratios.
 compare-fio: build
 	bench/compare-fio.sh
+
+# cephbench net against iperf3 on loopback; prints the ratios.
+compare-net: build
+	bench/compare-net.sh
 
 # cephbench disk's sequential write and read against dd's, O_DIRECT, on the
 # same file; prints the ratios of MB/s.

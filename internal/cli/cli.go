@@ -93,6 +93,7 @@ directory; no cluster is needed.`,
 	root.AddCommand(newRunCmd(env), newBenchCmd(env), newRadosCmd(env), newRBDCmd(env), newClusterCmd(env), newFioCmd(env))
 	root.AddCommand(newSandboxCmd(env))
 	root.AddCommand(newS3Cmd(env))
+	root.AddCommand(newNetCmd(env))
 	root.AddCommand(newDiskCmd(env))
 	return root
 }
