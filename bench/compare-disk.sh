@@ -16,7 +16,10 @@
 # Environment: COUNT (4M blocks, default 256: 1 GiB), PAIRS (default 3),
 # DURATION (cephbench's bound per step, default 10s; its random steps run that
 # long too, and its sequential ones must cover the file before it), CEPHBENCH
-# (the binary, default bin/cephbench).
+# (the binary, default bin/cephbench), THROTTLE (bytes a second, e.g. 100M:
+# both tools run in a cgroup that caps the disk at that rate, so that the
+# device and not the tool is the limit, as on a real disk slower than the
+# host's cache).
 COUNT=${COUNT:-256}
 PAIRS=${PAIRS:-3}
 DURATION=${DURATION:-10s}
@@ -28,13 +31,47 @@ dir=${1:-}
 made_dir=""
 [ -n "$dir" ] || { dir=$(mktemp -d /var/tmp/cephbench-compare-disk.XXXXXX); made_dir=$dir; }
 file="$dir/compare-disk.dat"
-before_exit() { rm -f "$file"; [ -z "$made_dir" ] || rmdir "$made_dir"; }
+throttle_cg=""
+before_exit() {
+  rm -f "$file"
+  [ -z "$made_dir" ] || rmdir "$made_dir"
+  [ -z "$throttle_cg" ] || rmdir "$throttle_cg"
+}
+
+if [ -n "${THROTTLE:-}" ]; then
+  bps=$(numfmt --from=iec "$THROTTLE")
+  # Throttles apply to whole disks: the file system's disk, not its partition.
+  dev=$(stat -c '%Hd:%Ld' "$dir")
+  parent=$(lsblk -no PKNAME "/dev/block/$dev" 2>/dev/null | head -1 || true)
+  [ -z "$parent" ] || dev=$(lsblk -dno MAJ:MIN "/dev/$parent" | tr -d ' ')
+  if [ -d /sys/fs/cgroup/blkio ]; then
+    throttle_cg=/sys/fs/cgroup/blkio/cephbench-compare-disk.$$
+    mkdir "$throttle_cg"
+    echo "$dev $bps" >"$throttle_cg/blkio.throttle.read_bps_device"
+    echo "$dev $bps" >"$throttle_cg/blkio.throttle.write_bps_device"
+  else
+    echo +io >/sys/fs/cgroup/cgroup.subtree_control
+    throttle_cg=/sys/fs/cgroup/cephbench-compare-disk.$$
+    mkdir "$throttle_cg"
+    echo "$dev rbps=$bps wbps=$bps" >"$throttle_cg/io.max"
+  fi
+fi
+
+# in_cg CMD...: runs CMD in the throttling cgroup, if there is one.
+in_cg() {
+  if [ -n "$throttle_cg" ]; then
+    # shellcheck disable=SC2016 # $$ and $0 are the inner shell's
+    bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$throttle_cg" "$@"
+  else
+    "$@"
+  fi
+}
 
 # dd_run KIND ARGS...: one dd; appends its MB/s to $out/dd.KIND.
 dd_run() {
   local kind=$1
   shift
-  LC_ALL=C dd "$@" bs=4M 2>"$out/dd.err" || { cat "$out/dd.err" >&2; exit 1; }
+  LC_ALL=C in_cg dd "$@" bs=4M 2>"$out/dd.err" || { cat "$out/dd.err" >&2; exit 1; }
   awk '/ bytes .* copied, / { for (i = 2; i <= NF; i++) if ($i == "s,") printf "%.6f\n", $1 / $(i - 1) / 1e6 }' \
     "$out/dd.err" >>"$out/dd.$kind"
 }
@@ -54,7 +91,7 @@ run_cb() {
   local tag=$1 results step kind json=()
   shift
   results=$(mktemp -d "$out/results.XXXXXX")
-  "$@" "$CEPHBENCH" disk "$file" --size "$((COUNT * 4))M" --bs 4M --duration "$DURATION" --quiet \
+  in_cg "$@" "$CEPHBENCH" disk "$file" --size "$((COUNT * 4))M" --bs 4M --duration "$DURATION" --quiet \
     --results "$results" >"$out/cb.out" 2>&1 || { cat "$out/cb.out" >&2; exit 1; }
   for step in 01-disk-seqwrite-4M:write 02-disk-seqread-4M:read; do
     kind=${step#*:}
@@ -68,15 +105,13 @@ run_cb() {
 }
 
 # nothp CMD...: runs CMD with transparent huge pages disabled, which it and
-# its children inherit.
-nothp() {
-  python3 -c 'import ctypes, os, sys
+# its children inherit. A command, not a function, so in_cg can exec it.
+nothp=(python3 -c 'import ctypes, os, sys
 if ctypes.CDLL(None, use_errno=True).prctl(41, 1, 0, 0, 0):  # PR_SET_THP_DISABLE
     sys.exit("prctl(PR_SET_THP_DISABLE) failed")
-os.execvp(sys.argv[1], sys.argv[1:])' "$@"
-}
+os.execvp(sys.argv[1], sys.argv[1:])')
 
-run_both() { run_cb cb; run_cb cb4k nothp; }
+run_both() { run_cb cb; run_cb cb4k "${nothp[@]}"; }
 
 # On a shared virtual disk the run after a write pays for the host
 # flushing the previous one's data: alternate who goes first.
@@ -84,7 +119,7 @@ for i in $(seq "$PAIRS"); do
   if [ $((i % 2)) -eq 1 ]; then run_dd; run_both; else run_both; run_dd; fi
 done
 
-printf '%s x 4M blocks, O_DIRECT, %s pairs, in %s\n' "$COUNT" "$PAIRS" "$dir"
+printf '%s x 4M blocks, O_DIRECT, %s pairs, in %s%s\n' "$COUNT" "$PAIRS" "$dir" "${THROTTLE:+, the disk throttled to $THROTTLE/s}"
 printf '%-30s %10s %10s %7s   %s\n' row "dd MB/s" "cb MB/s" "cb/dd" "cb/dd per pair"
 for kind in write read; do
   for tag in cb cb4k; do
