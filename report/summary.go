@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
@@ -86,9 +88,38 @@ func errorList(errs map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
+// Column is one column of a table of steps: its heading and its cell for
+// one op kind of one result.
+type Column struct {
+	Heading string
+	Cell    func(r *result.Result, s metrics.KindSummary) string
+}
+
+// The columns of Table, for tables that add or leave out some.
+var (
+	ColBlockSize  = Column{"BS", func(r *result.Result, _ metrics.KindSummary) string { return r.Spec.BlockSize.String() }}
+	ColQueueDepth = Column{"QD", func(r *result.Result, _ metrics.KindSummary) string { return strconv.Itoa(r.Spec.QueueDepth) }}
+	ColIOPS       = Column{"IOPS", func(_ *result.Result, s metrics.KindSummary) string { return IOPS(s.IOPS.Mean) }}
+	ColMiBps      = Column{"MiB/s", func(_ *result.Result, s metrics.KindSummary) string { return MiBps(s.BandwidthBps.Mean) }}
+	ColMean       = Column{"AVG LAT", func(_ *result.Result, s metrics.KindSummary) string { return Latency(s.Latency.MeanNs) }}
+	ColErrors     = Column{"ERRORS", func(_ *result.Result, s metrics.KindSummary) string { return strconv.FormatInt(s.Errors, 10) }}
+)
+
+// ColPercentile is the column of latency percentile p.
+func ColPercentile(p float64) Column {
+	return Column{"P" + strconv.FormatFloat(p, 'f', -1, 64), func(_ *result.Result, s metrics.KindSummary) string {
+		return Latency(float64(s.Latency.Percentiles.At(p)))
+	}}
+}
+
 // Table prints one row per step and op kind: the figures people copy into
 // their reports. An interrupted step's name ends in "*".
 func Table(w io.Writer, results []*result.Result) {
+	TableOf(w, results, ColBlockSize, ColIOPS, ColMiBps, ColMean, ColPercentile(50), ColPercentile(99), ColPercentile(99.9), ColErrors)
+}
+
+// TableOf prints Table's rows (step name, op kind) with the given columns.
+func TableOf(w io.Writer, results []*result.Result, cols ...Column) {
 	// tabwriter right-aligns every column; padding the names by hand keeps
 	// them left-aligned.
 	width := len("STEP")
@@ -96,19 +127,22 @@ func Table(w io.Writer, results []*result.Result) {
 		width = max(width, len(r.Name)+1)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tOP\tBS\tIOPS\tMiB/s\tAVG LAT\tP50\tP99\tP99.9\tERRORS\t\n", width, "STEP")
+	fmt.Fprintf(tw, "%-*s\tOP\t", width, "STEP")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "%s\t", c.Heading)
+	}
+	fmt.Fprintln(tw)
 	for _, r := range results {
 		name := r.Name
 		if r.Interrupted {
 			name += "*"
 		}
 		for _, kind := range r.Kinds() {
-			s := r.Ops[kind]
-			l := s.Latency
-			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", width, name, kind, r.Spec.BlockSize,
-				IOPS(s.IOPS.Mean), MiBps(s.BandwidthBps.Mean), Latency(l.MeanNs),
-				Latency(float64(l.Percentiles.At(50))), Latency(float64(l.Percentiles.At(99))),
-				Latency(float64(l.Percentiles.At(99.9))), s.Errors)
+			fmt.Fprintf(tw, "%-*s\t%s\t", width, name, kind)
+			for _, c := range cols {
+				fmt.Fprintf(tw, "%s\t", c.Cell(r, r.Ops[kind]))
+			}
+			fmt.Fprintln(tw)
 		}
 	}
 	tw.Flush()

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +17,7 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/devsafe"
 	"github.com/cephbench/cephbench/internal/kaio"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
@@ -307,29 +308,13 @@ func runDisk(ctx context.Context, out, progress io.Writer, t diskTarget, plan di
 	return stepErr
 }
 
-// diskTable prints one row per step: report.Table's figures, with MB/s
-// (10^6 bytes, as dd and disk makers count) next to MiB/s and the queue
-// depth that tells the random steps apart.
+// diskTable is the steps' table with MB/s (10^6 bytes, as dd and disk
+// makers count) next to MiB/s and the queue depth that tells the random
+// steps apart.
 func diskTable(w io.Writer, results []*result.Result) {
-	// tabwriter right-aligns every column; padding the names by hand keeps
-	// them left-aligned.
-	width := len("STEP")
-	for _, r := range results {
-		width = max(width, len(r.Name)+1)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tOP\tBS\tQD\tIOPS\tMB/s\tMiB/s\tAVG LAT\tP99\tERRORS\t\n", width, "STEP")
-	for _, r := range results {
-		name := r.Name
-		if r.Interrupted {
-			name += "*"
-		}
-		for _, kind := range r.Kinds() {
-			s := r.Ops[kind]
-			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%d\t%s\t%.1f\t%s\t%s\t%s\t%d\t\n", width, name, kind, r.Spec.BlockSize, r.Spec.QueueDepth,
-				report.IOPS(s.IOPS.Mean), s.BandwidthBps.Mean/1e6, report.MiBps(s.BandwidthBps.Mean),
-				report.Latency(s.Latency.MeanNs), report.Latency(float64(s.Latency.Percentiles.At(99))), s.Errors)
-		}
-	}
-	tw.Flush()
+	mbps := report.Column{Heading: "MB/s", Cell: func(_ *result.Result, s metrics.KindSummary) string {
+		return strconv.FormatFloat(s.BandwidthBps.Mean/1e6, 'f', 1, 64)
+	}}
+	report.TableOf(w, results, report.ColBlockSize, report.ColQueueDepth, report.ColIOPS, mbps, report.ColMiBps,
+		report.ColMean, report.ColPercentile(99), report.ColErrors)
 }
