@@ -222,7 +222,14 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 	var so stepOutput
 	if r.plan.StatusInterval > 0 {
 		so.opened = func(engine.Session) func(runner.Tick) {
+			var last time.Time
 			return func(t runner.Tick) {
+				// A result encodes every histogram: make one only as
+				// often as the status is printed, not every second.
+				if time.Since(last) < r.plan.StatusInterval/2 {
+					return
+				}
+				last = time.Now()
 				// t.SoFar is valid only now: result.New copies it.
 				res, err := result.New(st.name, &st.w, t.SoFar(), result.ThisHost())
 				if err != nil {
