@@ -76,7 +76,9 @@ type fioRun struct {
 	results string // the folder of cephbench's own results
 	stamp   string // the invocation's time, naming its result files
 
-	mu sync.Mutex
+	mu     sync.Mutex
+	header func() // prints fio's header, the first time it is called
+
 	// latest is each job's result so far, for --status-interval: nil
 	// before it starts, its figures up to its last second while it runs,
 	// its result once done.
@@ -107,12 +109,16 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 		Version: "cephbench-" + result.Version, PID: os.Getpid(),
 		GlobalOptions: fioOptions(plan.GlobalOptions),
 	}
-	if slices.Contains(plan.OutputFormats, "normal") {
-		rep.Groups = r.groups(nil)
-		if err := rep.WriteHeader(out); err != nil {
-			return err
+	// fio's header goes out once the first job's target is open, so that
+	// a run refused before any I/O prints its error alone.
+	var headerErr error
+	r.header = sync.OnceFunc(func() {
+		if slices.Contains(plan.OutputFormats, "normal") {
+			h := *rep
+			h.Groups = r.groups(nil)
+			headerErr = h.WriteHeader(out)
 		}
-	}
+	})
 
 	devices, _ := diskstats.DevicesOf(r.filePaths()...) // no block device: no Disk stats, as fio
 	var watch *diskstats.Watch
@@ -164,8 +170,11 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 	if watch != nil {
 		rep.Disks, _ = watch.Stop()
 	}
-	if err := writeAll(results); err != nil {
-		return err
+	if countNonNil(results) > 0 {
+		r.header()
+		if err := errors.Join(headerErr, writeAll(results)); err != nil {
+			return err
+		}
 	}
 	if n := countNonNil(results); n > 0 {
 		fmt.Fprintf(env.Stderr, "cephbench: %d results saved in %s\n", n, r.results)
@@ -219,28 +228,29 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 		// offsets.
 		st.seed = 1
 	}
-	var so stepOutput
-	if r.plan.StatusInterval > 0 {
-		so.opened = func(engine.Session) func(runner.Tick) {
-			var last time.Time
-			return func(t runner.Tick) {
-				// A result encodes every histogram: make one only as
-				// often as the status is printed, not every second.
-				if time.Since(last) < r.plan.StatusInterval/2 {
-					return
-				}
-				last = time.Now()
-				// t.SoFar is valid only now: result.New copies it.
-				res, err := result.New(st.name, &st.w, t.SoFar(), result.ThisHost())
-				if err != nil {
-					return // the status line misses one second; the run goes on
-				}
-				r.mu.Lock()
-				r.latest[i] = res
-				r.mu.Unlock()
-			}
+	so := stepOutput{opened: func(engine.Session) func(runner.Tick) {
+		r.header()
+		if r.plan.StatusInterval <= 0 {
+			return nil
 		}
-	}
+		var last time.Time
+		return func(t runner.Tick) {
+			// A result encodes every histogram: make one only as
+			// often as the status is printed, not every second.
+			if time.Since(last) < r.plan.StatusInterval/2 {
+				return
+			}
+			last = time.Now()
+			// t.SoFar is valid only now: result.New copies it.
+			res, err := result.New(st.name, &st.w, t.SoFar(), result.ThisHost())
+			if err != nil {
+				return // the status line misses one second; the run goes on
+			}
+			r.mu.Lock()
+			r.latest[i] = res
+			r.mu.Unlock()
+		}
+	}}
 	return runStep(ctx, st, so)
 }
 
