@@ -27,6 +27,16 @@ func cephbench(t *testing.T, ctx context.Context, args ...string) (int, string, 
 	return code, stdout.String(), stderr.String()
 }
 
+// wantUsageError checks what bad input must give: exit 2, nothing on
+// stdout, and one line on stderr.
+func wantUsageError(t *testing.T, name string, code int, stdout, stderr string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") || stdout != "" {
+		t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one error line", name, code, stdout, stderr)
+	}
+}
+
 func TestBadInputIsOneLineAndExit2(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string][]string{
@@ -44,10 +54,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 	}
 	for name, args := range cases {
 		code, stdout, stderr := cephbench(t, context.Background(), append(args, "--results", dir+"/results")...)
-		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") || stdout != "" {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one error line", name, code, stdout, stderr)
-		}
+		wantUsageError(t, name, code, stdout, stderr)
 		if strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
 			t.Errorf("%s: stack trace in %q", name, stderr)
 		}

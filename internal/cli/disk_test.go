@@ -217,10 +217,7 @@ func TestDiskBadInputIsOneLineAndExit2(t *testing.T) {
 	}
 	for name, args := range cases {
 		code, stdout, stderr := cephbench(t, context.Background(), append(args, "--results", dir+"/results")...)
-		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") || stdout != "" {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one error line", name, code, stdout, stderr)
-		}
+		wantUsageError(t, name, code, stdout, stderr)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("bad input left files behind: %v", entries)

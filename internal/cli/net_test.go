@@ -356,10 +356,7 @@ func TestNetBadInputIsOneLineAndExit2(t *testing.T) {
 			args = append(args, "--results", dir)
 		}
 		code, stdout, stderr := cephbench(t, context.Background(), args...)
-		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") || stdout != "" {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one error line", name, code, stdout, stderr)
-		}
+		wantUsageError(t, name, code, stdout, stderr)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("bad input saved results: %v", entries)

@@ -104,10 +104,7 @@ func TestLoadGenBadInputIsOneLineAndExit2(t *testing.T) {
 	for name, args := range cases {
 		full := append([]string{"rados", "-p", pool, "load-gen", "--run-length", "1", "--results", results}, args...)
 		code, stdout, stderr := cephbench(t, context.Background(), full...)
-		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") || stdout != "" {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one error line", name, code, stdout, stderr)
-		}
+		wantUsageError(t, name, code, stdout, stderr)
 	}
 	checkOnlyPrecious(t, pool)
 	if _, err := os.Stat(results); !os.IsNotExist(err) {

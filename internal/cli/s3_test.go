@@ -46,10 +46,7 @@ func TestS3BadInputIsOneLineAndExit2(t *testing.T) {
 			args = append(args, "--results", dir+"/results")
 		}
 		code, stdout, stderr := cephbench(t, context.Background(), args...)
-		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if code != ExitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "cephbench: ") || stdout != "" {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one error line", name, code, stdout, stderr)
-		}
+		wantUsageError(t, name, code, stdout, stderr)
 		if !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: %q does not say %q", name, stderr, c.want)
 		}
