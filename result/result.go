@@ -43,6 +43,11 @@ type Result struct {
 	// Cluster is the Ceph cluster's state before and after the run, for
 	// targets on a cluster.
 	Cluster *cluster.Pair `json:"cluster,omitempty"`
+	// Plan places the result in a plan run; nil for a single command's.
+	Plan *PlanStep `json:"plan,omitempty"`
+	// Disks is how busy the block devices under a local target were over
+	// the run (fio's disk util); empty where not known.
+	Disks []DiskUsage `json:"disks,omitempty"`
 	// Notes are facts a reader needs to trust the figures (for example that
 	// O_DIRECT fell back to buffered I/O).
 	Notes []string `json:"notes,omitempty"`
@@ -60,6 +65,15 @@ type Result struct {
 	// Histograms are the HDR latency histograms (nanoseconds) per op kind,
 	// V2 compressed and base64 encoded, mergeable across results.
 	Histograms map[string]string `json:"histograms"`
+}
+
+// DiskUsage is one block device's activity over a run.
+type DiskUsage struct {
+	Name string `json:"name"`
+	// Util is the share of the run the device was busy, in percent.
+	Util     float64 `json:"util_percent"`
+	ReadIOs  int64   `json:"read_ios"`
+	WriteIOs int64   `json:"write_ios"`
 }
 
 // New builds the result of a run of w.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/diskstats"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
@@ -83,6 +84,7 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 		state = &cluster.Pair{}
 		state.Before, stateErr = reporter.ClusterSnapshot()
 	}
+	disks := watchDisks(&st.w)
 	outcome, runErr := runner.Run(ctx, sess, &st.w, opts)
 	if onCluster {
 		var err error
@@ -100,6 +102,7 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 		return nil, err
 	}
 	res.Cluster = state
+	res.Disks = disks.stop()
 	if stateErr != nil {
 		res.Notes = append(res.Notes, "the cluster's state could not be read: "+oneLine(stateErr.Error()))
 	}
@@ -121,4 +124,39 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 		}
 	}
 	return res, nil
+}
+
+// diskWatch samples the block devices under a local target around a run.
+type diskWatch struct{ w *diskstats.Watch }
+
+// watchDisks starts sampling the devices under w's target if it is a local
+// path on block devices; otherwise its stop returns nothing.
+func watchDisks(w *spec.Workload) diskWatch {
+	if w.Target.Scheme != "file" {
+		return diskWatch{}
+	}
+	devices, err := diskstats.DevicesOf(w.Target.Location)
+	if err != nil || len(devices) == 0 {
+		return diskWatch{}
+	}
+	watch, err := diskstats.Start(devices)
+	if err != nil {
+		return diskWatch{}
+	}
+	return diskWatch{watch}
+}
+
+func (d diskWatch) stop() []result.DiskUsage {
+	if d.w == nil {
+		return nil
+	}
+	usage, err := d.w.Stop()
+	if err != nil {
+		return nil
+	}
+	out := make([]result.DiskUsage, 0, len(usage))
+	for _, u := range usage {
+		out = append(out, result.DiskUsage{Name: u.Name, Util: u.Util, ReadIOs: int64(u.ReadIOs), WriteIOs: int64(u.WriteIOs)})
+	}
+	return out
 }
