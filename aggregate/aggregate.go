@@ -192,7 +192,7 @@ type Group struct {
 	CPUPercent   Stat `json:"cpu_percent"`
 	// DiskUtil is the busiest device's utilisation, in percent; no values
 	// when no result knows it.
-	DiskUtil Stat `json:"disk_util_percent"`
+	DiskUtil Stat  `json:"disk_util_percent"`
 	Errors   int64 `json:"errors"`
 	// Merged is the latency of every op of every repeat, from the
 	// histograms merged exactly; zero when a result has no histogram.
