@@ -620,3 +620,23 @@ func TestLocalFilesUseRawIO(t *testing.T) {
 		t.Error("512 ops in flight would each hold a processor")
 	}
 }
+
+func TestCleanKeptRemovesOnlyMarkedFiles(t *testing.T) {
+	dir := t.TempDir()
+	w := newWorkload(t, dir, func(w *spec.Workload) { w.Workers = 2; w.Keep = true; w.ReadPercent = 0 })
+	s := mustOpen(t, w)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "cephbench.2.dat") // named like ours, not made by cephbench
+	if err := os.WriteFile(foreign, []byte("the user's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.CleanKept(context.Background(), spec.Target{Scheme: "file", Location: dir}); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "cephbench.2.dat" {
+		t.Errorf("after the cleanup the directory holds %v; want only the unmarked file", entries)
+	}
+}
