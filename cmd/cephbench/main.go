@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cephbench/cephbench/internal/cli"
 
 	_ "github.com/cephbench/cephbench/engine/dirobj"
@@ -34,6 +36,11 @@ func main() {
 			}
 		}
 	}()
-	env := cli.Env{Stdout: os.Stdout, Stderr: os.Stderr}
+	env := cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, StdoutTerminal: isTerminal(os.Stdout), StderrTerminal: isTerminal(os.Stderr)}
 	os.Exit(cli.Main(ctx, env, os.Args[1:]))
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

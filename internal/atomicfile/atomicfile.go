@@ -11,15 +11,21 @@ import (
 // WriteJSON writes v as indented JSON to path, creating its directory,
 // through a temporary file renamed over path once complete.
 func WriteJSON(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
+	return Write(path, append(b, '\n'))
+}
+
+// Write writes b to path, creating its directory, through a temporary file
+// renamed over path once complete.
+func Write(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		os.Remove(tmp)
 		return err
 	}

@@ -39,6 +39,7 @@ func (f *workloadFlags) register(cmd *cobra.Command) {
 	fl.Var(&f.w.BlockSize, "bs", "block (op) size: 4k, 1M, ...")
 	fl.Var(&f.w.ObjectSize, "object-size", "object size on object targets (default: the block size)")
 	fl.Int64Var(&f.w.Objects, "objects", 0, "objects a write creates at most, and the key space of random object I/O")
+	fl.BoolVar(&f.w.Cycle, "cycle", false, "once --objects are written, write them again from the first, so a timed write keeps that footprint")
 	fl.Var(&f.w.FileSize, "size", "size of the file or region per file (default: the existing size)")
 	fl.IntVar(&f.w.Workers, "workers", 1, "parallel workers (fio's numjobs)")
 	fl.IntVar(&f.w.QueueDepth, "iodepth", 1, "ops in flight per worker")

@@ -27,6 +27,9 @@ const (
 // Env is the process environment of one CLI invocation.
 type Env struct {
 	Stdout, Stderr io.Writer
+	// StdoutTerminal and StderrTerminal say whether each goes to a
+	// terminal: a live progress line is drawn only on one.
+	StdoutTerminal, StderrTerminal bool
 }
 
 // exitError carries an exit code up to Main.
@@ -95,5 +98,6 @@ directory; no cluster is needed.`,
 	root.AddCommand(newS3Cmd(env))
 	root.AddCommand(newNetCmd(env))
 	root.AddCommand(newDiskCmd(env))
+	root.AddCommand(newPlansCmd(env), newCleanupCmd(env))
 	return root
 }

@@ -119,7 +119,7 @@ func runPlanOn(t *testing.T, target string, steps int) []*result.Result {
 			t.Errorf("run --target %s: the output lacks %q:\n%s", target, want, out)
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(results, "*-quick", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(results, "*-quick", "*", "*.json"))
 	if len(files) != steps {
 		t.Fatalf("run --target %s: %d results, want %d\n%s", target, len(files), steps, out)
 	}
@@ -172,7 +172,7 @@ func TestRunInterruptedSavesAndCleansUp(t *testing.T) {
 	// Steps before the interrupted one may have finished (the object write
 	// stops at its object limit); the last saved result is the interrupted
 	// step's, with what it measured.
-	files, _ := filepath.Glob(filepath.Join(results, "*-quick", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(results, "*-quick", "*", "*.json"))
 	if len(files) == 0 || len(files) == 5 {
 		t.Fatalf("%d results saved; want those up to the interrupted step", len(files))
 	}

@@ -1,21 +1,22 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/plan"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -109,52 +110,183 @@ func newRunCmd(env Env) *cobra.Command {
 		duration = spec.Duration(10 * time.Second)
 		format   string
 		results  string
+		out      string
+		resume   string
+		sets     []string
+		dryRun   bool
 		quiet    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--target DIR|rados://POOL|rbd://POOL/IMAGE|cephfs://[FS]/PATH|s3://BUCKET[/PREFIX]] [--duration 10s]",
-		Short: "Run the built-in test plan (about a minute on a local directory)",
-		Long: `Run the built-in "quick" plan against a local directory (./cephbench-data by
-default, created if needed): 4M object writes, then sequential and random
-object reads (like rados bench write/seq/rand), then 4K random writes and
-reads of a file. Each step prints a per-second table and a summary; a table
-of all steps ends the run. Every result is saved as JSON under --results.
-Only the files the plan created are removed at the end.
+		Use:   "run [PLAN.yaml|BUILT-IN] [--set NAME=VALUE]... [--out DIR | --resume DIR] [--dry-run]",
+		Short: "Run a test plan: the built-in quick plan by default, a built-in one, or a YAML file",
+		Long: `Run a test plan and save every step's result, its text output and a
+manifest in one results folder (--out DIR, by default a new timestamped
+folder under --results). A plan that fails or is interrupted keeps what
+it finished and runs its cleanup; --resume DIR runs the steps it did not
+finish (and the steps those need, such as the write a read reads).
+--dry-run prints the steps, their command lines and the time they take,
+and runs nothing. "cephbench plans" lists the built-in plans and prints
+any of them as YAML, the format of a plan file.
 
-With --target rados://POOL the plan runs its object steps on a RADOS pool
-(rados bench's objects, removed at the end); with s3://BUCKET[/PREFIX], on
-S3 (the bucket created if missing and removed only if the plan created it). With rbd://POOL/IMAGE it runs
-4M sequential and 4K random writes and reads on the image (an existing
-image is written over unless it is in use or holds a filesystem;
-rbd://POOL/IMAGE?create=true creates one of 256 MiB and removes it at the
-end). With cephfs://[FS]/PATH it runs the file steps in a CephFS directory.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+With no plan, the built-in "quick" plan runs against a local directory
+(./cephbench-data by default, created if needed): 4M object writes, then
+sequential and random object reads (like rados bench write/seq/rand), then
+4K random writes and reads of a file, each printing a per-second table
+and a summary. Only the files the plan created are removed at the end.
+Its --target may be rados://POOL (the object steps on a pool),
+s3://BUCKET[/PREFIX] (on S3; the bucket is created if missing and removed
+only if the plan created it), rbd://POOL/IMAGE (4M sequential and 4K random
+writes and reads on the image: an existing image is written over unless
+it is in use or holds a filesystem; rbd://POOL/IMAGE?create=true creates
+one of 256 MiB and removes it at the end) or cephfs://[FS]/PATH (the file
+steps in a CephFS directory).
+
+A plan from a file or a built-in one shows a line per finished step and a
+live progress line on a terminal's stderr (not with --quiet); each step's
+full text is in its folder's output.txt.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return usagef("invalid --format %q (want text or json)", format)
 			}
 			if duration <= 0 {
 				return usagef("--duration must be positive")
 			}
-			return runQuick(cmd.Context(), env, target, duration, format, results, quiet)
+			vars, err := parseSets(sets)
+			if err != nil {
+				return err
+			}
+			quick := len(args) == 0 || args[0] == "quick"
+			if resume != "" {
+				if len(args) > 0 || out != "" || len(sets) > 0 || cmd.Flags().Changed("target") || cmd.Flags().Changed("duration") {
+					return usagef("--resume takes the plan, its variables and its folder from the folder: give no plan, --out, --set, --target or --duration")
+				}
+				return resumePlan(cmd.Context(), env, resume, format, quiet, dryRun)
+			}
+			if !quick && (cmd.Flags().Changed("target") || cmd.Flags().Changed("duration")) {
+				return usagef("--target and --duration are the quick plan's; set a plan's variables with --set NAME=VALUE")
+			}
+			if quick && len(sets) > 0 {
+				return usagef("the quick plan has no variables; use --target and --duration")
+			}
+			var r *planRun
+			if quick {
+				r, err = quickRun(env, target, duration, quiet)
+			} else {
+				r, err = fileRun(env, args[0], vars, quiet)
+			}
+			if err != nil {
+				return err
+			}
+			r.format = format
+			r.dir = out
+			if r.dir == "" {
+				r.dir = filepath.Join(results, time.Now().Format("20060102-150405")+"-"+r.name)
+			}
+			if dryRun {
+				return r.dryRun()
+			}
+			if r.prepare != nil {
+				if err := r.prepare(); err != nil {
+					return err
+				}
+			}
+			return r.run(cmd.Context())
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&target, "target", "cephbench-data", "directory to run the plan in, or rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH, s3://BUCKET[/PREFIX]")
-	fl.Var(&duration, "duration", "measured time of each step: 10s, 1m, ...")
-	fl.StringVar(&format, "format", "text", "text, or json (only the JSON results on stdout; progress goes to stderr)")
-	fl.StringVar(&results, "results", "cephbench-results", "folder under which each run's results are saved")
-	fl.BoolVarP(&quiet, "quiet", "q", false, "no per-second tables")
+	fl.StringVar(&target, "target", "cephbench-data", "the quick plan's target: a directory, or rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH, s3://BUCKET[/PREFIX]")
+	fl.Var(&duration, "duration", "the quick plan's measured time per step: 10s, 1m, ...")
+	fl.StringArrayVar(&sets, "set", nil, "set a plan variable: NAME=VALUE (repeatable)")
+	fl.StringVarP(&out, "out", "o", "", "the results folder (default: a new timestamped folder under --results)")
+	fl.StringVar(&resume, "resume", "", "finish the plan whose results folder this is")
+	fl.BoolVar(&dryRun, "dry-run", false, "print the steps and the time they take; run nothing")
+	fl.StringVar(&format, "format", "text", "text, or json (only the JSON results on stdout; the rest goes to stderr)")
+	fl.StringVar(&results, "results", "cephbench-results", "folder under which each run's folder is made")
+	fl.BoolVarP(&quiet, "quiet", "q", false, "no per-second tables and no live progress line")
 	return cmd
 }
 
-func runQuick(ctx context.Context, env Env, target string, dur spec.Duration, format, resultsDir string, quiet bool) error {
+func parseSets(sets []string) (map[string]string, error) {
+	vars := map[string]string{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, usagef("invalid --set %q (want NAME=VALUE)", s)
+		}
+		vars[k] = v
+	}
+	return vars, nil
+}
+
+// fileRun prepares a run of a plan file or built-in plan.
+func fileRun(env Env, arg string, vars map[string]string, quiet bool) (*planRun, error) {
+	p, src, err := loadPlan(arg)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	items, err := p.Expand(vars)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	cleanup, err := p.CleanupArgs(vars)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	r := &planRun{env: env, name: p.Name, source: src, vars: vars, items: items, cleanup: cleanup}
+	if env.StderrTerminal && !quiet {
+		r.live = env.Stderr
+	}
+	return r, nil
+}
+
+// resumePlan finishes the plan of a results folder.
+func resumePlan(ctx context.Context, env Env, dir, format string, quiet, dryRun bool) error {
+	m, err := result.LoadManifest(dir)
+	if err != nil {
+		return usagef("--resume %s: %v", dir, err)
+	}
+	var r *planRun
+	if m.Plan == "quick" {
+		d, err := spec.ParseDuration(m.Vars["duration"])
+		if err != nil {
+			return usagef("--resume %s: the manifest's duration: %v", dir, err)
+		}
+		r, err = quickRun(env, m.Vars["target"], d, quiet)
+		if err != nil {
+			return err
+		}
+	} else {
+		r, err = fileRun(env, filepath.Join(dir, planFile), m.Vars, quiet)
+		if err != nil {
+			return err
+		}
+	}
+	r.dir, r.resume, r.format = dir, true, format
+	if dryRun {
+		return r.dryRun()
+	}
+	if r.prepare != nil {
+		if err := r.prepare(); err != nil {
+			return err
+		}
+	}
+	return r.run(ctx)
+}
+
+// quickRun prepares the built-in quick plan on target: its steps depend on
+// the target's kind, and on a local directory on its free space.
+func quickRun(env Env, target string, dur spec.Duration, quiet bool) (*planRun, error) {
+	r := &planRun{env: env, name: "quick", vars: map[string]string{"target": target, "duration": dur.String()}, echo: true}
+	if env.StderrTerminal && !env.StdoutTerminal && !quiet {
+		r.live = env.Stderr
+	}
+	var steps []step
 	if strings.Contains(target, "://") {
 		t, err := spec.ParseTarget(target)
 		if err != nil {
-			return usageErr(err)
+			return nil, usageErr(err)
 		}
-		var steps []step
 		switch t.Scheme {
 		case "rados", "s3":
 			steps = objectSteps(t, dur, quickObjectBudget)
@@ -168,98 +300,153 @@ func runQuick(ctx context.Context, env Env, target string, dur spec.Duration, fo
 		case "cephfs":
 			steps = cephfsSteps(t, dur, quickFileSize)
 		default:
-			return usagef("the built-in plan runs on a local directory, rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH or s3://BUCKET[/PREFIX], not on %s://", t.Scheme)
+			return nil, usagef("the built-in plan runs on a local directory, rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH or s3://BUCKET[/PREFIX], not on %s://", t.Scheme)
 		}
-		return runPlan(ctx, env, target, steps, format, resultsDir, quiet, func() error {
-			return engine.CleanKept(context.WithoutCancel(ctx), t)
-		})
+		r.finish = func() error { return engine.CleanKept(context.Background(), t) }
+	} else {
+		var err error
+		if steps, err = quickLocal(r, target, dur); err != nil {
+			return nil, err
+		}
 	}
-	dir := target
+	for _, st := range steps {
+		args := workloadArgs(st.name, &st.w)
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		r.items = append(r.items, plan.Item{ID: st.name, PlanStep: result.PlanStep{Step: st.name, Target: target, Repeat: 1, Of: 1}, Args: args})
+	}
+	var err error
+	r.source, err = quickYAML(target, r.items)
+	return r, err
+}
+
+// quickLocal is the quick plan on a local directory: object steps on
+// dirobj://DIR and file steps in DIR, sized to the free space. The
+// directory is created when the run starts (prepare), and removed at the
+// end if the plan created it and it is empty; the data file is removed if
+// the plan created it.
+func quickLocal(r *planRun, dir string, dur spec.Duration) ([]step, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return usagef("--target %s is not a directory", dir)
+		return nil, usagef("--target %s is not a directory", dir)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return usageErr(err)
+		return nil, usageErr(err)
 	}
-	if _, err := os.Stat(filepath.Dir(filepath.Clean(dir))); err != nil {
-		return usagef("--target %s: parent directory does not exist", dir)
+	parent := filepath.Dir(filepath.Clean(dir))
+	if _, err := os.Stat(parent); err != nil {
+		return nil, usagef("--target %s: parent directory does not exist", dir)
 	}
 	_, statErr := os.Stat(dir)
 	createdDir := errors.Is(statErr, os.ErrNotExist)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
+	probe := dir
+	if createdDir {
+		probe = parent
 	}
 	var fs unix.Statfs_t
-	if err := unix.Statfs(dir, &fs); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
+	if err := unix.Statfs(probe, &fs); err != nil {
+		return nil, usageErr(fmt.Errorf("%s: %w", probe, err))
 	}
 	free := fs.Bavail * uint64(fs.Bsize)
 	if free < minFreeBytes {
-		return usagef("%s has only %d MiB free; the plan needs at least %d MiB", dir, free>>20, minFreeBytes>>20)
+		return nil, usagef("%s has only %d MiB free; the plan needs at least %d MiB", probe, free>>20, minFreeBytes>>20)
 	}
-	_, fileErr := os.Stat(filepath.Join(dir, perWorkerFile))
+	dataFile := filepath.Join(dir, perWorkerFile)
+	_, fileErr := os.Stat(dataFile)
 	fileWasThere := fileErr == nil
 
 	objects := spec.Target{Scheme: "dirobj", Location: dir}
-	steps := append(objectSteps(objects, dur, min(uint64(quickObjectBudget), free/4)),
-		fileSteps(dir, dur, min(uint64(quickFileSize), free/8)&^(1<<20-1))...)
-	return runPlan(ctx, env, dir, steps, format, resultsDir, quiet, func() error {
-		err := engine.CleanKept(context.WithoutCancel(ctx), objects)
+	r.prepare = func() error {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", dir, err)
+		}
+		return nil
+	}
+	r.finish = func() error {
+		err := engine.CleanKept(context.Background(), objects)
 		if !fileWasThere {
-			os.Remove(filepath.Join(dir, perWorkerFile))
+			os.Remove(dataFile)
 		}
 		if createdDir {
 			os.Remove(dir) // only if empty: never remove what others put there
 		}
 		return err
-	})
+	}
+	return append(objectSteps(objects, dur, min(uint64(quickObjectBudget), free/4)),
+		fileSteps(dir, dur, min(uint64(quickFileSize), free/8)&^(1<<20-1))...), nil
 }
 
-// runPlan runs steps in order, stopping at the first that fails or is
-// interrupted, then runs cleanup whatever happened, and reports every
-// finished step.
-func runPlan(ctx context.Context, env Env, where string, steps []step, format, resultsDir string, quiet bool, cleanup func() error) error {
-	runDir := filepath.Join(resultsDir, time.Now().Format("20060102-150405")+"-quick")
-	text, progress := env.Stdout, io.Writer(env.Stdout)
-	if format == "json" {
-		text, progress = env.Stderr, env.Stderr
+// workloadArgs is the bench command line that runs w.
+func workloadArgs(name string, w *spec.Workload) []string {
+	target := w.Target.String()
+	if w.Target.Scheme == "file" {
+		target = w.Target.Location
 	}
-	if quiet {
-		progress = nil
+	rw := map[spec.Pattern][3]string{spec.Sequential: {"write", "read", "rw"}, spec.Random: {"randwrite", "randread", "randrw"}}[w.Pattern]
+	args := []string{"bench", "--target", target, "--name", name}
+	switch w.ReadPercent {
+	case 0:
+		args = append(args, "--rw", rw[0])
+	case 100:
+		args = append(args, "--rw", rw[1])
+	default:
+		args = append(args, "--rw", rw[2], "--rwmixread", strconv.Itoa(w.ReadPercent))
 	}
-	fmt.Fprintf(text, "cephbench %s: built-in plan, %d steps of %s on %s\n\n", result.Version, len(steps), steps[0].w.Duration, where)
+	args = append(args, "--bs", w.BlockSize.String(), "--workers", strconv.Itoa(w.Workers), "--iodepth", strconv.Itoa(w.QueueDepth))
+	if w.Objects > 0 {
+		args = append(args, "--objects", strconv.FormatInt(w.Objects, 10))
+	}
+	if w.FileSize > 0 {
+		args = append(args, "--size", w.FileSize.String())
+	}
+	if w.Duration > 0 {
+		args = append(args, "--duration", w.Duration.String())
+	}
+	for _, f := range []struct {
+		on   bool
+		flag string
+	}{{w.Cycle, "--cycle"}, {w.Direct, "--direct"}, {w.Verify, "--verify"}, {w.Keep, "--keep"}} {
+		if f.on {
+			args = append(args, f.flag)
+		}
+	}
+	return args
+}
 
-	var done []*result.Result
-	var stepErr error
-	for i, st := range steps {
-		st.save = filepath.Join(runDir, fmt.Sprintf("%02d-%s.json", i+1, st.name))
-		res, err := runStep(ctx, st, stepOutput{progress: progress, summary: text})
-		if res != nil {
-			done = append(done, res)
-			fmt.Fprintln(text)
-		}
-		if err != nil {
-			stepErr = err
-			break
-		}
-		if res.Interrupted {
-			stepErr = errInterrupted
-			break
-		}
+// quickYAML writes the quick plan's steps as a plan file: what "cephbench
+// plans quick" prints and what a results folder keeps.
+func quickYAML(target string, items []plan.Item) ([]byte, error) {
+	p := plan.Plan{
+		Name: "quick",
+		Description: "The built-in quick plan on " + target + ": 4M object writes, sequential and random reads of them, " +
+			"then 4K random writes and reads of a file. (Run as a built-in, it also removes the data file and the " +
+			"directory if it created them.)",
 	}
-	if err := cleanup(); err != nil {
-		fmt.Fprintf(env.Stderr, "cephbench: cleaning up %s: %v\n", where, err)
+	for _, it := range items {
+		p.Steps = append(p.Steps, plan.Step{Name: it.ID, Run: shellJoin(it.Args)})
 	}
+	if !strings.Contains(target, "://") {
+		p.Cleanup = []string{shellJoin([]string{"cleanup", "dirobj://" + target})}
+	} else {
+		p.Cleanup = []string{shellJoin([]string{"cleanup", target})}
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&p); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}
 
-	if len(done) > 0 {
-		report.Table(text, done)
-		fmt.Fprintf(text, "\nresults: %s\n", runDir)
-	}
-	if format == "json" {
-		b, err := json.MarshalIndent(done, "", "  ")
-		if err != nil {
-			return err
+// shellJoin joins args into a command line that plan.SplitArgs splits
+// back into them.
+func shellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
-		fmt.Fprintf(env.Stdout, "%s\n", b)
+		quoted[i] = a
 	}
-	return stepErr
+	return strings.Join(quoted, " ")
 }

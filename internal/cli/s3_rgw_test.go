@@ -325,7 +325,7 @@ func TestRunPlanObjectStepsOnS3(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	files, _ := filepath.Glob(filepath.Join(results, "*-quick", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(results, "*-quick", "*", "*.json"))
 	if len(files) != 3 {
 		t.Fatalf("%d results; want the 3 object steps\n%s%s", len(files), stdout, stderr)
 	}

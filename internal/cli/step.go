@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/cephbench/cephbench/cluster"
@@ -38,6 +39,22 @@ type stepOutput struct {
 	// instead: it sees the session before the run starts and returns what
 	// gets every second (or nil).
 	opened func(engine.Session) func(runner.Tick)
+}
+
+// liveKey carries, in a context, where a plan run wants the live progress
+// line of the steps it runs (the commands it runs write their text to a
+// log, so the terminal shows only the line).
+type liveKey struct{}
+
+type liveLine struct {
+	w           io.Writer
+	label, step string
+}
+
+// withLiveLine asks the steps run under ctx to draw a live progress line
+// on w, starting with label, for the plan step called step.
+func withLiveLine(ctx context.Context, w io.Writer, label, step string) context.Context {
+	return context.WithValue(ctx, liveKey{}, liveLine{w: w, label: label, step: step})
 }
 
 // runStep opens the target, runs the workload and closes the session (which
@@ -76,6 +93,21 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 		if tick := out.opened(sess); tick != nil {
 			opts.Progress = tick
 		}
+	}
+	if ll, ok := ctx.Value(liveKey{}).(liveLine); ok {
+		label := ll.label
+		if !strings.HasPrefix(ll.step, st.name) {
+			label += " " + st.name
+		}
+		live := report.NewLive(ll.w, label, time.Duration(st.w.Duration))
+		then := opts.Progress
+		opts.Progress = func(t runner.Tick) {
+			if then != nil {
+				then(t)
+			}
+			live.Tick(t)
+		}
+		defer live.Clear()
 	}
 	var state *cluster.Pair
 	var stateErr error

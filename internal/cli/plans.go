@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cephbench/cephbench/plan"
+	"github.com/cephbench/cephbench/spec"
+)
+
+func newPlansCmd(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "plans [NAME]",
+		Short: "List the built-in test plans, or print one as a plan file",
+		Long: `With no name, list the built-in plans and what each needs (--set
+NAME=VALUE for "cephbench run"). With a name, print that plan as YAML: the
+format of a plan file, to copy and change. "quick" is printed as it runs on
+./cephbench-data with 10 s steps.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return listPlans(env)
+			}
+			if args[0] == "quick" {
+				r, err := quickRun(env, "cephbench-data", spec.Duration(10e9), false)
+				if err != nil {
+					return err
+				}
+				_, err = env.Stdout.Write(r.source)
+				return err
+			}
+			b, ok := plan.Builtin(args[0])
+			if !ok {
+				return usagef("no built-in plan %q (built-in: quick, %s)", args[0], strings.Join(plan.BuiltinNames(), ", "))
+			}
+			_, err := env.Stdout.Write(b)
+			return err
+		},
+	}
+}
+
+func listPlans(env Env) error {
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLAN\tSTEPS\tNEEDS\tWHAT")
+	fmt.Fprintln(tw, "quick\t5\t-\tthe default: 4M objects and 4K random file I/O on ./cephbench-data (or --target), about a minute")
+	for _, name := range plan.BuiltinNames() {
+		b, _ := plan.Builtin(name)
+		p, err := plan.Parse(name, b)
+		if err != nil {
+			return err
+		}
+		var needs []string
+		for k, v := range p.Vars {
+			if v == "" {
+				needs = append(needs, "--set "+k+"=…")
+			}
+		}
+		set := map[string]string{}
+		for k, v := range p.Vars {
+			if v == "" {
+				set[k] = "x"
+			}
+		}
+		steps := "?"
+		if items, err := p.Expand(set); err == nil {
+			steps = fmt.Sprint(len(items))
+		}
+		what, _, _ := strings.Cut(strings.TrimSpace(p.Description), ":")
+		sort.Strings(needs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, steps, strings.Join(needs, " "), what)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, "\ncephbench plans NAME prints a plan as YAML; cephbench run NAME --set VAR=VALUE runs it.")
+	return nil
+}
