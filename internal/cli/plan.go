@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -396,13 +397,22 @@ func (r *planRun) runItem(ctx context.Context, i int, it plan.Item, st *result.M
 		st.Status = result.StepFailed
 		st.Error = lastLine(stderr.String())
 	}
-	files, _ := filepath.Glob(filepath.Join(abs, "*.json"))
+	// Commands save their results in the folder given or in folders of
+	// their own under it (disk makes one per run).
+	var files []string
+	filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+			files = append(files, p)
+		}
+		return nil
+	})
 	var results []*result.Result
 	for _, f := range files {
 		if err := stampPlan(f, it.PlanStep); err != nil {
 			return code, err
 		}
-		st.Results = append(st.Results, filepath.Join(dir, filepath.Base(f)))
+		rel, _ := filepath.Rel(r.dir, f)
+		st.Results = append(st.Results, rel)
 		if res, err := result.Load(f); err == nil {
 			results = append(results, res)
 		}
