@@ -24,7 +24,8 @@ type Plan struct {
 	Name        string `yaml:"name,omitempty"`
 	Description string `yaml:"description,omitempty"`
 	// Vars are the plan's variables and their defaults; an empty default
-	// makes the variable required (set with --set NAME=VALUE).
+	// makes the variable required (set with --set NAME=VALUE). Every plan
+	// also has ${plan_dir} (PlanDir), set by the caller.
 	Vars map[string]string `yaml:"vars,omitempty"`
 	// Repeats is how many times each step runs by default (1).
 	Repeats int `yaml:"repeats,omitempty"`
@@ -159,6 +160,10 @@ type Item struct {
 	Requires []string
 }
 
+// PlanDir is the variable that holds the directory of the plan file, so a
+// step can name a job file beside it: "fio ${plan_dir}/randread.fio".
+const PlanDir = "plan_dir"
+
 var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // Expand turns the plan into its items, with the variables set (set
@@ -171,7 +176,7 @@ func (p *Plan) Expand(set map[string]string) ([]Item, error) {
 		vars[k] = v
 	}
 	for k, v := range set {
-		if _, ok := p.Vars[k]; !ok {
+		if _, ok := p.Vars[k]; !ok && k != PlanDir {
 			return nil, fmt.Errorf("plan %s has no variable %q (it has: %s)", p.Name, k, strings.Join(sortedKeys(p.Vars), ", "))
 		}
 		vars[k] = v

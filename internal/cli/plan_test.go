@@ -348,3 +348,33 @@ func TestBuiltInSSDQualificationPlan(t *testing.T) {
 		t.Errorf("the plan left the file it created: %v", err)
 	}
 }
+
+func TestPlanRunsAJobFileBesideIt(t *testing.T) {
+	plan := writePlan(t, "name: jobs\nsteps:\n  - name: fio\n    run: fio ${plan_dir}/job.fio\n")
+	data := t.TempDir()
+	job := "[seq-write]\nrw=write\nbs=64k\nsize=2M\ndirectory=" + data + "\n"
+	if err := os.WriteFile(filepath.Join(filepath.Dir(plan), "job.fio"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "results")
+	// From another directory: the job file is found beside the plan.
+	code, stdout, stderr := cephbench(t, context.Background(), "run", plan, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	m, err := result.LoadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := result.Load(filepath.Join(out, m.Steps[0].Results[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Name != "seq-write" || r.Ops["write"].Bytes != 2<<20 {
+		t.Errorf("the job's result: %s with %d bytes written; want seq-write with 2 MiB", r.Name, r.Ops["write"].Bytes)
+	}
+	log, _ := os.ReadFile(filepath.Join(out, m.Steps[0].Log))
+	if !strings.Contains(string(log), "Run status group 0") {
+		t.Errorf("the step's log lacks fio's output:\n%s", log)
+	}
+}

@@ -225,6 +225,15 @@ func fileRun(env Env, arg string, vars map[string]string, quiet bool) (*planRun,
 	if err != nil {
 		return nil, usageErr(err)
 	}
+	if _, ok := vars[plan.PlanDir]; !ok {
+		// A resumed run keeps the first run's: its copy of the plan is
+		// elsewhere, the files beside the plan are not.
+		dir, err := filepath.Abs(filepath.Dir(arg))
+		if err != nil {
+			return nil, err
+		}
+		vars[plan.PlanDir] = dir
+	}
 	items, err := p.Expand(vars)
 	if err != nil {
 		return nil, usageErr(err)
