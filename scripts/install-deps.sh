@@ -3,7 +3,7 @@
 # are missing. Safe to run again; needs root (or sudo) only when it installs.
 set -euo pipefail
 
-packages=(util-linux e2fsprogs mount fio jq g++ iperf3 iproute2 python3
+packages=(util-linux e2fsprogs mount fio jq g++ iperf3 iproute2 python3 chromium
   ceph-mon ceph-mgr ceph-osd ceph-mds radosgw ceph-common ceph-fuse fuse librados-dev libradospp-dev librbd-dev libcephfs-dev uuid-runtime)
 
 missing=()

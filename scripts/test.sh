@@ -47,7 +47,9 @@ sandbox=$(mktemp -d "${TMPDIR:-/tmp}/cephbench-sandbox.XXXXXX")
 exports=$(go run ./cmd/cephbench sandbox up --dir "$sandbox" --osds 3 --store bluestore --osd-size 4G --mds --rgw --timeout 3m)
 eval "$exports" # CEPHBENCH_SANDBOX, CEPH_CONF, CEPH_KEYRING, AWS_*
 echo "== go test"
-go test -race -count=1 -timeout 15m -tags "$tags" ./...
+# The HTML report is tested in Chromium, which install-deps.sh installs:
+# here a missing browser fails the test instead of skipping it.
+CEPHBENCH_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 15m -tags "$tags" ./...
 # Tests named TestDisruptive stop OSDs of the sandbox or start more
 # clusters; they run after the others, one package at a time, so that no
 # two of them have an OSD down at once.

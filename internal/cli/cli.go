@@ -98,6 +98,6 @@ directory; no cluster is needed.`,
 	root.AddCommand(newS3Cmd(env))
 	root.AddCommand(newNetCmd(env))
 	root.AddCommand(newDiskCmd(env))
-	root.AddCommand(newPlansCmd(env), newCleanupCmd(env), newCompareCmd(env))
+	root.AddCommand(newPlansCmd(env), newCleanupCmd(env), newCompareCmd(env), newReportCmd(env))
 	return root
 }

@@ -17,10 +17,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cephbench/cephbench/aggregate"
 	"github.com/cephbench/cephbench/internal/atomicfile"
 	"github.com/cephbench/cephbench/internal/fiojob"
 	"github.com/cephbench/cephbench/plan"
 	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/report/document"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -508,9 +510,20 @@ func (r *planRun) summarize(m *result.Manifest) error {
 	if r.format == "json" {
 		text = r.env.Stderr
 	}
-	if len(all) > 0 {
+	switch {
+	case len(all) > 0 && r.name == "quick":
 		fmt.Fprintln(text)
 		report.Table(text, all)
+	case len(all) > 0:
+		// Every result of the folder, not only this run's: a resumed
+		// run's table is the plan's.
+		set, err := aggregate.Load(r.dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(text)
+		document.New(set, "").Table(text, false)
+		fmt.Fprintf(text, "\nmore: cephbench report %s [--repeats] [--format markdown|csv|json|html]\n", r.dir)
 	}
 	fmt.Fprintf(text, "\nresults: %s (%s)\n", r.dir, m.Status)
 	if r.format == "json" {
