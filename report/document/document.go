@@ -512,8 +512,15 @@ func snapshotLines(s *cluster.Snapshot) []string {
 		fmt.Sprintf("raw %s used of %s (%s available); PGs %s", bytesIEC(s.Usage.UsedBytes), bytesIEC(s.Usage.TotalBytes), bytesIEC(s.Usage.AvailBytes), strings.Join(pgs, ", ")),
 	}
 	for _, p := range s.Pools {
-		lines = append(lines, fmt.Sprintf("pool %s: %s size %d/%d, %d PGs, %s stored in %d objects %s", p.Name, p.Type, p.Size, p.MinSize, p.PGNum,
-			bytesIEC(p.StoredBytes), p.Objects, strings.Join(p.Applications, ",")))
+		line := fmt.Sprintf("pool %s: %s size %d/%d, %d PGs, %s stored in %d objects", p.Name, p.Type, p.Size, p.MinSize, p.PGNum,
+			bytesIEC(p.StoredBytes), p.Objects)
+		if len(p.Applications) > 0 {
+			line += " (" + strings.Join(p.Applications, ", ") + ")"
+		}
+		if p.Flags != "" {
+			line += ", flags " + p.Flags
+		}
+		lines = append(lines, line)
 	}
 	var versions []string
 	for daemon, v := range s.Versions {
