@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -155,5 +156,24 @@ func TestBuiltinPlansExpand(t *testing.T) {
 		if len(items) != counts[name] {
 			t.Errorf("%s: %d steps; want %d", name, len(items), counts[name])
 		}
+	}
+}
+
+func TestTheDocumentedExamplePlanExpands(t *testing.T) {
+	b, err := os.ReadFile("../docs/side-by-side.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse("side-by-side.yaml", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := p.Expand(map[string]string{"pool": "rbd", "dir": "/var/tmp/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 steps x 3 targets x 3 repeats.
+	if len(items) != 27 || items[26].ID != "randread-4K @local #3" {
+		t.Errorf("%d steps, the last %q", len(items), items[len(items)-1].ID)
 	}
 }
