@@ -439,7 +439,20 @@ func (st Step) command(label string, point []Param, t Target, vars map[string]st
 	if len(args) == 0 {
 		return nil, errors.New("empty command")
 	}
+	if args[0] == "bench" && !hasFlag(args, "--name") {
+		// Its result is the step's, not one called "bench".
+		args = append(args, "--name", label)
+	}
 	return args, nil
+}
+
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // flagAliases are the names people use for bench's flags.

@@ -52,6 +52,14 @@ type planRun struct {
 	format string
 }
 
+// text is where the run's text goes: stdout, unless stdout is for JSON.
+func (r *planRun) text() io.Writer {
+	if r.format == "json" {
+		return r.env.Stderr
+	}
+	return r.env.Stdout
+}
+
 // The files of a results folder besides the manifest.
 const (
 	planFile    = "plan.yaml"
@@ -113,6 +121,17 @@ func checkCommand(args []string) (time.Duration, bool, error) {
 	}
 	d, ok := estimate(path, cmd)
 	return d, ok, nil
+}
+
+// takesResults says whether a command saves results (has --results):
+// report, compare and cleanup do not.
+func takesResults(args []string) bool {
+	root := newRoot(Env{Stdout: io.Discard, Stderr: io.Discard})
+	cmd, _, err := root.Find(args)
+	if err != nil {
+		return false
+	}
+	return cmd.Name() == "fio" || cmd.Flags().Lookup("results") != nil
 }
 
 // fioEstimate is a fio command's time: jobs between stonewalls run
@@ -193,7 +212,7 @@ func (r *planRun) run(ctx context.Context) error {
 		return err
 	}
 	todo := r.todo(m)
-	fmt.Fprintf(r.env.Stdout, "cephbench %s: plan %s, %d steps (%d to run), %s\n\n",
+	fmt.Fprintf(r.text(), "cephbench %s: plan %s, %d steps (%d to run), %s\n\n",
 		result.Version, r.name, len(r.items), countTrue(todo), totalTime(r.items, durs, exact, todo))
 
 	var stepErr error
@@ -379,14 +398,17 @@ func (r *planRun) runItem(ctx context.Context, i int, it plan.Item, st *result.M
 	var stderr bytes.Buffer
 	child := Env{Stdout: logf, Stderr: io.MultiWriter(logf, &stderr)}
 	if r.echo {
-		child.Stdout = io.MultiWriter(logf, r.env.Stdout)
+		child.Stdout = io.MultiWriter(logf, r.text())
 	}
 	label := fmt.Sprintf("[%d/%d] %s", i+1, len(r.items), it.ID)
 	runCtx := ctx
 	if r.live != nil {
 		runCtx = withLiveLine(ctx, r.live, label, it.Step)
 	}
-	args := append(append([]string{}, it.Args...), "--results", abs)
+	args := it.Args
+	if takesResults(args) {
+		args = append(append([]string{}, args...), "--results", abs)
+	}
 	started := time.Now()
 	code := Main(runCtx, child, args)
 
@@ -427,21 +449,22 @@ func (r *planRun) runItem(ctx context.Context, i int, it plan.Item, st *result.M
 
 // stepLine prints a finished step's line: its figures, or how it ended.
 func (r *planRun) stepLine(label string, st *result.ManifestStep, results []*result.Result, took time.Duration) {
-	fmt.Fprintf(r.env.Stdout, "%s  %s", label, took.Round(time.Second))
+	w := r.text()
+	fmt.Fprintf(w, "%s  %s", label, took.Round(time.Second))
 	if st.Status != result.StepDone {
-		fmt.Fprintf(r.env.Stdout, "  %s", strings.ToUpper(st.Status))
+		fmt.Fprintf(w, "  %s", strings.ToUpper(st.Status))
 		if st.Error != "" {
-			fmt.Fprintf(r.env.Stdout, ": %s", st.Error)
+			fmt.Fprintf(w, ": %s", st.Error)
 		}
 	}
 	for _, res := range results {
 		for _, kind := range res.Kinds() {
 			s := res.Ops[kind]
-			fmt.Fprintf(r.env.Stdout, "  %s %s IOPS %s MiB/s p99 %s", kind, report.IOPS(s.IOPS.Mean), report.MiBps(s.BandwidthBps.Mean),
+			fmt.Fprintf(w, "  %s %s IOPS %s MiB/s p99 %s", kind, report.IOPS(s.IOPS.Mean), report.MiBps(s.BandwidthBps.Mean),
 				report.Latency(float64(s.Latency.Percentiles.At(99))))
 		}
 	}
-	fmt.Fprintln(r.env.Stdout)
+	fmt.Fprintln(w)
 }
 
 func lastLine(s string) string {
@@ -506,10 +529,7 @@ func (r *planRun) summarize(m *result.Manifest) error {
 			}
 		}
 	}
-	text := r.env.Stdout
-	if r.format == "json" {
-		text = r.env.Stderr
-	}
+	text := r.text()
 	switch {
 	case len(all) > 0 && r.name == "quick":
 		fmt.Fprintln(text)

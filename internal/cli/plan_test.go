@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -312,7 +313,7 @@ func TestPlanLiveLineOnlyOnATerminal(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
-		got := strings.Contains(stderr.String(), "\r\x1b[K[1/1] a #1 bench  1s of 2s, 1s left  now ")
+		got := strings.Contains(stderr.String(), "\r\x1b[K[1/1] a #1  1s of 2s, 1s left  now ")
 		if got != c.want {
 			t.Errorf("terminal %v quiet %v: live line %v; stderr %q", c.terminal, c.quiet, got, stderr.String())
 		}
@@ -376,5 +377,37 @@ func TestPlanRunsAJobFileBesideIt(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(out, m.Steps[0].Log))
 	if !strings.Contains(string(log), "Run status group 0") {
 		t.Errorf("the step's log lacks fio's output:\n%s", log)
+	}
+}
+
+func TestPlanJSONIsTheResultsAloneAndStepsMayReport(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results")
+	page := filepath.Join(t.TempDir(), "first.md")
+	plan := writePlan(t, `
+name: json
+steps:
+  - name: a
+    run: bench --target null:// --ops 5000
+  - name: b
+    run: bench --target null:// --ops 7000
+  - name: report-so-far
+    run: report `+out+` --format markdown -o `+page+`
+`)
+	code, stdout, stderr := cephbench(t, context.Background(), "run", plan, "--out", out, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var results []result.Result
+	if err := json.Unmarshal([]byte(stdout), &results); err != nil {
+		t.Fatalf("stdout is not the JSON results alone: %v\n%s", err, stdout)
+	}
+	if len(results) != 2 || results[0].Ops["read"].Ops+results[0].Ops["write"].Ops != 5000 || results[1].Plan.Step != "b" {
+		t.Errorf("results %+v", results)
+	}
+	if !strings.Contains(stderr, "[3/3] report-so-far #1") {
+		t.Errorf("the steps' lines are not on stderr:\n%s", stderr)
+	}
+	if md, err := os.ReadFile(page); err != nil || !strings.Contains(string(md), "| b | null:// | read |") {
+		t.Errorf("the report step's page: %v\n%s", err, md)
 	}
 }
