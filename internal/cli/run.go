@@ -427,14 +427,13 @@ func quickYAML(target string, items []plan.Item) ([]byte, error) {
 	p := plan.Plan{
 		Name: "quick",
 		Description: "The built-in quick plan on " + target + ": 4M object writes, sequential and random reads of them, " +
-			"then 4K random writes and reads of a file. (Run as a built-in, it also removes the data file and the " +
-			"directory if it created them.)",
+			"then 4K random writes and reads of a file. (Run as a built-in, it also removes the directory if it created it.)",
 	}
 	for _, it := range items {
 		p.Steps = append(p.Steps, plan.Step{Name: it.ID, Run: shellJoin(it.Args)})
 	}
 	if !strings.Contains(target, "://") {
-		p.Cleanup = []string{shellJoin([]string{"cleanup", "dirobj://" + target})}
+		p.Cleanup = []string{shellJoin([]string{"cleanup", "dirobj://" + target}), shellJoin([]string{"cleanup", target})}
 	} else {
 		p.Cleanup = []string{shellJoin([]string{"cleanup", target})}
 	}
