@@ -102,6 +102,9 @@ func loadDir(dir string) (Source, []*result.Result, error) {
 	var rs []*result.Result
 	for _, n := range names {
 		r, err := loadFile(n)
+		if errors.Is(err, errOtherSchema) {
+			continue // a report or comparison saved beside the results
+		}
 		if err != nil {
 			return src, nil, err
 		}
@@ -109,6 +112,9 @@ func loadDir(dir string) (Source, []*result.Result, error) {
 	}
 	return src, rs, nil
 }
+
+// errOtherSchema is a cephbench file that is not a result.
+var errOtherSchema = errors.New("a cephbench file that is not a result")
 
 // loadFile reads a cephbench result or network result.
 func loadFile(path string) (*result.Result, error) {
@@ -122,8 +128,11 @@ func loadFile(path string) (*result.Result, error) {
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return nil, fmt.Errorf("%s: not a cephbench result: %w", path, err)
 	}
-	if probe.Schema == netSchema {
+	switch {
+	case probe.Schema == netSchema:
 		return loadNet(path, b)
+	case probe.Schema != result.Schema && strings.HasPrefix(probe.Schema, "cephbench."):
+		return nil, fmt.Errorf("%s: %w (schema %s)", path, errOtherSchema, probe.Schema)
 	}
 	return result.Load(path)
 }
@@ -248,7 +257,9 @@ func (g *Group) compute() {
 		p50 = append(p50, float64(s.Latency.Percentiles.At(50)))
 		p99 = append(p99, float64(s.Latency.Percentiles.At(99)))
 		maxLat = append(maxLat, float64(s.Latency.MaxNs))
-		cpu = append(cpu, r.CPU.Percent)
+		if r.CPU.Percent > 0 || r.CPU.WallSeconds > 0 { // network results measure none
+			cpu = append(cpu, r.CPU.Percent)
+		}
 		if len(r.Disks) > 0 {
 			busiest := 0.0
 			for _, d := range r.Disks {

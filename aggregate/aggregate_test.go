@@ -159,3 +159,21 @@ func TestNetResultsLoadAsBandwidthAndRoundTrips(t *testing.T) {
 		t.Errorf("bandwidth %v B/s, rtt max %d, series %+v", g[0].BandwidthBps.Mean, g[0].Merged.MaxNs, s.Results[0].Series)
 	}
 }
+
+func TestAFolderSkipsOtherCephbenchFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := made(t, "a", "x", 1, 10, 1000).Save(filepath.Join(dir, "a.json")); err != nil {
+		t.Fatal(err)
+	}
+	// A report saved beside the results is not one of them.
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), []byte(`{"schema": "cephbench.report/v1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(dir)
+	if err != nil || len(s.Results) != 1 {
+		t.Fatalf("Load: %v, %d results; want the one result", err, len(s.Results))
+	}
+	if _, err := Load(filepath.Join(dir, "report.json")); err == nil {
+		t.Errorf("a report named as a result loaded")
+	}
+}

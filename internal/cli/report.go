@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -37,6 +38,19 @@ one per repeat), json (schema cephbench.report/v1), html (one
 self-contained page with charts, no network needed to view it).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("format") && out != "" {
+				// The file's extension says what it is.
+				switch strings.ToLower(filepath.Ext(out)) {
+				case ".md", ".markdown":
+					format = "markdown"
+				case ".csv":
+					format = "csv"
+				case ".json":
+					format = "json"
+				case ".html", ".htm":
+					format = "html"
+				}
+			}
 			switch format {
 			case "text", "markdown", "md", "csv", "json", "html":
 			default:
@@ -90,7 +104,7 @@ self-contained page with charts, no network needed to view it).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&format, "format", "text", "text, markdown, csv, json or html")
-	fl.StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	fl.StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout (.md, .csv, .json or .html choose the format)")
 	fl.BoolVar(&repeats, "repeats", false, "also a row for each repeat (text and markdown; csv always has them)")
 	return cmd
 }

@@ -118,6 +118,20 @@ func TestReportAggregatesTheRepeatsOfAPlan(t *testing.T) {
 	}
 }
 
+func TestReportFormatFollowsTheOutputsExtension(t *testing.T) {
+	out := runTwoTargets(t)
+	for ext, start := range map[string]string{".csv": "step,job,target", ".md": "# cephbench report", ".json": "{", ".html": "<!DOCTYPE html>"} {
+		file := filepath.Join(t.TempDir(), "report"+ext)
+		if code, _, stderr := cephbench(t, context.Background(), "report", out, "-o", file); code != 0 {
+			t.Fatalf("%s: exit %d: %s", ext, code, stderr)
+		}
+		b, _ := os.ReadFile(file)
+		if !strings.HasPrefix(strings.TrimSpace(string(b)), start) {
+			t.Errorf("-o report%s starts %.40q; want %q", ext, b, start)
+		}
+	}
+}
+
 func TestReportBadInput(t *testing.T) {
 	notResult := filepath.Join(t.TempDir(), "x.json")
 	os.WriteFile(notResult, []byte(`{"hello": 1}`), 0o644)

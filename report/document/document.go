@@ -175,8 +175,15 @@ var measurementHeader = []string{"STEP", "TARGET", "OP", "BS", "N", "IOPS", "MIN
 // repeatHeader are the columns of a repeat's row, under its measurement:
 // like report 004's per-run tables, min and max are over the run's seconds.
 func measurementRow(g *aggregate.Group) []string {
+	name := g.Name()
+	for _, r := range g.Results {
+		if r.Interrupted {
+			name += "*"
+			break
+		}
+	}
 	return []string{
-		g.Name(), g.Target, g.Kind, blockSize(g.BlockSize), strconv.Itoa(g.IOPS.N()),
+		name, g.Target, g.Kind, blockSize(g.BlockSize), strconv.Itoa(g.IOPS.N()),
 		report.IOPS(g.IOPS.Mean), report.IOPS(g.IOPS.Min), report.IOPS(g.IOPS.Max), report.IOPS(g.IOPS.Stddev),
 		report.MiBps(g.BandwidthBps.Mean), report.MiBps(g.BandwidthBps.Min), report.MiBps(g.BandwidthBps.Max), report.MiBps(g.BandwidthBps.Stddev),
 		report.Latency(g.LatMeanNs.Mean), report.Latency(g.LatP99Ns.Mean), report.Latency(float64(g.Merged.Percentiles.At(99))),
@@ -289,9 +296,23 @@ func (d *Document) Table(w io.Writer, repeats bool) {
 	}
 	writeTable(w, rows, 3)
 	fmt.Fprintln(w, "\nIOPS and MiB/s: the mean of the repeats (N), with their min, max and stddev; LAT AVG and P99: means of the repeats'; P99 ALL: of every op of every repeat.")
+	if d.interrupted() {
+		fmt.Fprintln(w, "*: a repeat was interrupted; its figures cover what it measured.")
+	}
 	if repeats {
 		fmt.Fprintln(w, "A repeat's (#) min, max and stddev are over its seconds.")
 	}
+}
+
+func (d *Document) interrupted() bool {
+	for _, g := range d.Measurements {
+		for _, r := range g.Results {
+			if r.Interrupted {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writeTable writes rows as columns two spaces apart, indented by two:

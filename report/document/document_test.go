@@ -57,8 +57,8 @@ func TestTextHasTheAggregatedRowsSideBySideAndContext(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		// mean 1200 of 1000, 1200, 1400 (stddev 200); MiB/s 1200*4096/2^20.
-		"randwrite  rbd     write  4K  3  1200  1000  1400     200    4.7",
-		"randwrite  cephfs  write  4K  3   400   300   500     100    1.6",
+		"randwrite   rbd     write  4K  3  1200  1000  1400     200    4.7",
+		"randwrite*  cephfs  write  4K  3   400   300   500     100    1.6", "*: a repeat was interrupted",
 		// A repeat's row: its own rate and its seconds' min and max.
 		"#2", "1200   600  2400",
 		"Side by side:", "rbd IOPS", "cephfs IOPS",
