@@ -215,19 +215,7 @@ func (sv *serving) control(ctx context.Context, conn net.Conn, peer string, body
 		refuse(reply{Busy: true, Error: "running a test for " + busy.peer}, "busy with the test of "+busy.peer)
 		return
 	}
-	defer func() {
-		sv.mu.Lock()
-		sv.cur = nil
-		sv.mu.Unlock()
-		for {
-			select {
-			case st := <-t.arrive:
-				_ = st.conn.Close()
-			default:
-				return
-			}
-		}
-	}()
+	defer sv.release(t)
 	if err := writeHello(conn, kindReply, reply{Test: t.id, Version: result.Version, Host: sv.host}); err != nil {
 		sv.logf("dropped %s: answering its hello: %v", peer, err)
 		return
@@ -239,6 +227,25 @@ func (sv *serving) control(ctx context.Context, conn net.Conn, peer string, body
 			sv.onceErr = err
 		}
 		sv.finish()
+	}
+}
+
+// release ends t's hold on the server, so that the next test may start,
+// and closes streams that came too late for it. Calling it again does
+// nothing.
+func (sv *serving) release(t *serverTest) {
+	sv.mu.Lock()
+	if sv.cur == t {
+		sv.cur = nil
+	}
+	sv.mu.Unlock()
+	for {
+		select {
+		case st := <-t.arrive:
+			_ = st.conn.Close()
+		default:
+			return
+		}
 	}
 }
 
@@ -439,10 +446,6 @@ func (t *serverTest) run(ctx context.Context, ctl net.Conn) (err error) {
 		return failure
 	}
 	counts := sd.counts()
-	_ = ctl.SetWriteDeadline(time.Now().Add(setupTimeout))
-	if err := writeFrame(ctl, message{Op: "report", Report: &sideReport{Streams: counts, Series: sd.series}}); err != nil {
-		return lost(err)
-	}
 	v.ownSummary(counts)
 	var done []string
 	for _, d := range t.p.directions() {
@@ -459,5 +462,13 @@ func (t *serverTest) run(ctx context.Context, ctl net.Conn) (err error) {
 		done = append(done, fmt.Sprintf("%s %d bytes (%s)", verb, n, d))
 	}
 	fmt.Fprintf(out, "test from %s done: %s\n", t.peer, strings.Join(done, ", "))
+	// Free before answering: a client that starts its next test as soon
+	// as it has this one's report must not find the server busy, and the
+	// server's account is printed by then.
+	t.sv.release(t)
+	_ = ctl.SetWriteDeadline(time.Now().Add(setupTimeout))
+	if err := writeFrame(ctl, message{Op: "report", Report: &sideReport{Streams: counts, Series: sd.series}}); err != nil {
+		return lost(err)
+	}
 	return nil
 }
