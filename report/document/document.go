@@ -182,13 +182,21 @@ func measurementRow(g *aggregate.Group) []string {
 			break
 		}
 	}
-	return []string{
-		name, g.Target, g.Kind, blockSize(g.BlockSize), strconv.Itoa(g.IOPS.N()),
-		report.IOPS(g.IOPS.Mean), report.IOPS(g.IOPS.Min), report.IOPS(g.IOPS.Max), report.IOPS(g.IOPS.Stddev),
-		report.MiBps(g.BandwidthBps.Mean), report.MiBps(g.BandwidthBps.Min), report.MiBps(g.BandwidthBps.Max), report.MiBps(g.BandwidthBps.Stddev),
+	// Across one repeat there is no spread to show.
+	spread := func(s aggregate.Stat, format func(float64) string) []string {
+		if s.N() < 2 {
+			return []string{"-", "-", "-"}
+		}
+		return []string{format(s.Min), format(s.Max), format(s.Stddev)}
+	}
+	row := []string{name, g.Target, g.Kind, blockSize(g.BlockSize), strconv.Itoa(g.IOPS.N()), report.IOPS(g.IOPS.Mean)}
+	row = append(row, spread(g.IOPS, report.IOPS)...)
+	row = append(row, report.MiBps(g.BandwidthBps.Mean))
+	row = append(row, spread(g.BandwidthBps, report.MiBps)...)
+	return append(row,
 		report.Latency(g.LatMeanNs.Mean), report.Latency(g.LatP99Ns.Mean), report.Latency(float64(g.Merged.Percentiles.At(99))),
 		percent(g.CPUPercent), percent(g.DiskUtil),
-	}
+	)
 }
 
 // repeatRows are a measurement's repeats: each one's rates with their
