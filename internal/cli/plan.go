@@ -67,71 +67,71 @@ const (
 	cleanupLog  = "cleanup.txt"
 )
 
+// checked is what checking an item's command line found.
+type checked struct {
+	// took is how long the command runs, zero when unknown; with exact
+	// false it runs at least that long.
+	took  time.Duration
+	exact bool
+	// savesResults: the command takes --results (report, compare and
+	// cleanup do not).
+	savesResults bool
+}
+
 // checkItems validates every item's command line as far as it can without
 // I/O (the command exists and may run in a plan, its flags and arguments
-// parse, fio's options are known, targets parse) and estimates how long it
-// runs: unknown is zero, and exact false means "at least".
-func checkItems(items []plan.Item) ([]time.Duration, []bool, error) {
-	durs := make([]time.Duration, len(items))
-	exact := make([]bool, len(items))
+// parse, fio's options are known, targets parse), and says how long each
+// runs and whether it saves results.
+func checkItems(items []plan.Item) ([]checked, error) {
+	checks := make([]checked, len(items))
 	for i, it := range items {
-		d, ok, err := checkCommand(it.Args)
+		c, err := checkCommand(it.Args)
 		if err != nil {
-			return nil, nil, usagef("%s: %s: %v", it.ID, strings.Join(it.Args, " "), err)
+			return nil, usagef("%s: %s: %v", it.ID, strings.Join(it.Args, " "), err)
 		}
-		durs[i], exact[i] = d, ok
+		checks[i] = c
 	}
-	return durs, exact, nil
+	return checks, nil
 }
 
 // notInPlans are commands a plan cannot run: they do not end, start
 // clusters, or run plans themselves.
 var notInPlans = map[string]bool{"run": true, "sandbox": true, "net server": true, "plans": true}
 
-func checkCommand(args []string) (time.Duration, bool, error) {
+func checkCommand(args []string) (checked, error) {
 	root := newRoot(Env{Stdout: io.Discard, Stderr: io.Discard})
 	cmd, rest, err := root.Find(args)
 	if err != nil {
-		return 0, false, err
+		return checked{}, err
 	}
 	path := strings.TrimPrefix(cmd.CommandPath(), "cephbench ")
 	if cmd == root || !cmd.Runnable() {
-		return 0, false, fmt.Errorf("%q is not a cephbench command", strings.Join(args, " "))
+		return checked{}, fmt.Errorf("%q is not a cephbench command", strings.Join(args, " "))
 	}
 	if notInPlans[path] || notInPlans[strings.Fields(path)[0]] {
-		return 0, false, fmt.Errorf("%q cannot run in a plan", path)
+		return checked{}, fmt.Errorf("%q cannot run in a plan", path)
 	}
-	if path == "fio" {
+	if path == "fio" { // fio parses its own command line, --results too
 		p, err := fiojob.Parse(rest, os.Getenv, os.ReadFile)
 		if err != nil {
-			return 0, false, err
+			return checked{}, err
 		}
-		return fioEstimate(p), true, nil
+		return checked{took: fioEstimate(p), exact: true, savesResults: true}, nil
 	}
 	if err := cmd.ParseFlags(rest); err != nil {
-		return 0, false, err
+		return checked{}, err
 	}
 	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
-		return 0, false, err
+		return checked{}, err
 	}
 	if f := cmd.Flags().Lookup("target"); f != nil && f.Value.String() != "" {
 		if _, err := spec.ParseTarget(f.Value.String()); err != nil {
-			return 0, false, err
+			return checked{}, err
 		}
 	}
-	d, ok := estimate(path, cmd)
-	return d, ok, nil
-}
-
-// takesResults says whether a command saves results (has --results):
-// report, compare and cleanup do not.
-func takesResults(args []string) bool {
-	root := newRoot(Env{Stdout: io.Discard, Stderr: io.Discard})
-	cmd, _, err := root.Find(args)
-	if err != nil {
-		return false
-	}
-	return cmd.Name() == "fio" || cmd.Flags().Lookup("results") != nil
+	c := checked{savesResults: cmd.Flags().Lookup("results") != nil}
+	c.took, c.exact = estimate(path, cmd)
+	return c, nil
 }
 
 // fioEstimate is a fio command's time: jobs between stonewalls run
@@ -203,7 +203,7 @@ func itemDir(i int, it plan.Item) string {
 
 // run executes the items not yet done, then the cleanup, and reports.
 func (r *planRun) run(ctx context.Context) error {
-	durs, exact, err := checkItems(r.items)
+	checks, err := checkItems(r.items)
 	if err != nil {
 		return err
 	}
@@ -211,9 +211,14 @@ func (r *planRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.prepare != nil {
+		if err := r.prepare(); err != nil {
+			return err
+		}
+	}
 	todo := r.todo(m)
 	fmt.Fprintf(r.text(), "cephbench %s: plan %s, %d steps (%d to run), %s\n\n",
-		result.Version, r.name, len(r.items), countTrue(todo), totalTime(r.items, durs, exact, todo))
+		result.Version, r.name, len(r.items), countTrue(todo), totalTime(r.items, checks, todo))
 
 	var stepErr error
 	ran := 0
@@ -229,7 +234,7 @@ func (r *planRun) run(ctx context.Context) error {
 		}
 		ran++
 		st := &m.Steps[i]
-		code, err := r.runItem(ctx, i, it, st)
+		code, err := r.runItem(ctx, i, it, checks[i].savesResults, st)
 		m.Status = "running"
 		if saveErr := m.Save(r.dir); saveErr != nil {
 			return fmt.Errorf("saving the manifest: %w", saveErr)
@@ -339,7 +344,7 @@ func countTrue(bs []bool) int {
 
 // totalTime is the time the items to run take with their pauses; "at
 // least" when some have no known length.
-func totalTime(items []plan.Item, durs []time.Duration, exact []bool, todo []bool) string {
+func totalTime(items []plan.Item, checks []checked, todo []bool) string {
 	var total time.Duration
 	all := true
 	last := -1
@@ -350,8 +355,8 @@ func totalTime(items []plan.Item, durs []time.Duration, exact []bool, todo []boo
 		if last >= 0 {
 			total += items[last].Pause
 		}
-		total += durs[i]
-		all = all && exact[i]
+		total += checks[i].took
+		all = all && checks[i].exact
 		last = i
 	}
 	if all {
@@ -377,7 +382,7 @@ func (r *planRun) pause(ctx context.Context, d time.Duration) error {
 
 // runItem runs item i in-process with its text going to its log, then
 // stamps its results with their place in the plan and records them in st.
-func (r *planRun) runItem(ctx context.Context, i int, it plan.Item, st *result.ManifestStep) (int, error) {
+func (r *planRun) runItem(ctx context.Context, i int, it plan.Item, savesResults bool, st *result.ManifestStep) (int, error) {
 	dir := itemDir(i, it)
 	abs := filepath.Join(r.dir, dir)
 	// A step run again (resumed) starts from an empty folder: its folder
@@ -406,7 +411,7 @@ func (r *planRun) runItem(ctx context.Context, i int, it plan.Item, st *result.M
 		runCtx = withLiveLine(ctx, r.live, label, it.Step)
 	}
 	args := it.Args
-	if takesResults(args) {
+	if savesResults {
 		args = append(append([]string{}, args...), "--results", abs)
 	}
 	started := time.Now()
@@ -521,35 +526,30 @@ func (r *planRun) runCleanup(ctx context.Context) {
 // summarize prints the table of every result in the folder and where it
 // is, and the JSON array of them with --format json.
 func (r *planRun) summarize(m *result.Manifest) error {
-	var all []*result.Result
-	for _, st := range m.Steps {
-		for _, f := range st.Results {
-			if res, err := result.Load(filepath.Join(r.dir, f)); err == nil {
-				all = append(all, res)
-			}
-		}
-	}
 	text := r.text()
-	switch {
-	case len(all) > 0 && r.name == "quick":
-		fmt.Fprintln(text)
-		report.Table(text, all)
-	case len(all) > 0:
+	all := []*result.Result{}
+	saved := false
+	for _, st := range m.Steps {
+		saved = saved || len(st.Results) > 0
+	}
+	if saved {
 		// Every result of the folder, not only this run's: a resumed
 		// run's table is the plan's.
 		set, err := aggregate.Load(r.dir)
 		if err != nil {
 			return err
 		}
+		all = set.Results
 		fmt.Fprintln(text)
-		document.New(set, "").Table(text, false)
-		fmt.Fprintf(text, "\nmore: cephbench report %s [--repeats] [--format markdown|csv|json|html]\n", r.dir)
+		if r.name == "quick" {
+			report.Table(text, all)
+		} else {
+			document.New(set, "").Table(text, false)
+			fmt.Fprintf(text, "\nmore: cephbench report %s [--repeats] [--format markdown|csv|json|html]\n", r.dir)
+		}
 	}
 	fmt.Fprintf(text, "\nresults: %s (%s)\n", r.dir, m.Status)
 	if r.format == "json" {
-		if all == nil {
-			all = []*result.Result{}
-		}
 		b, err := json.MarshalIndent(all, "", "  ")
 		if err != nil {
 			return err
@@ -562,17 +562,17 @@ func (r *planRun) summarize(m *result.Manifest) error {
 // dryRun prints the items with their command lines and estimated times,
 // and the total, without running anything.
 func (r *planRun) dryRun() error {
-	durs, exact, err := checkItems(r.items)
+	checks, err := checkItems(r.items)
 	if err != nil {
 		return err
 	}
 	w := r.env.Stdout
-	fmt.Fprintf(w, "plan %s: %d steps, %s\n\n", r.name, len(r.items), totalTime(r.items, durs, exact, nil))
+	fmt.Fprintf(w, "plan %s: %d steps, %s\n\n", r.name, len(r.items), totalTime(r.items, checks, nil))
 	for i, it := range r.items {
 		t := "?"
-		if durs[i] > 0 {
-			t = durs[i].String()
-			if !exact[i] {
+		if c := checks[i]; c.took > 0 {
+			t = c.took.String()
+			if !c.exact {
 				t = ">=" + t
 			}
 		}

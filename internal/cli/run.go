@@ -157,39 +157,34 @@ full text is in its folder's output.txt.`,
 				return err
 			}
 			quick := len(args) == 0 || args[0] == "quick"
-			if resume != "" {
-				if len(args) > 0 || out != "" || len(sets) > 0 || cmd.Flags().Changed("target") || cmd.Flags().Changed("duration") {
-					return usagef("--resume takes the plan, its variables and its folder from the folder: give no plan, --out, --set, --target or --duration")
-				}
-				return resumePlan(cmd.Context(), env, resume, format, quiet, dryRun)
-			}
-			if !quick && (cmd.Flags().Changed("target") || cmd.Flags().Changed("duration")) {
-				return usagef("--target and --duration are the quick plan's; set a plan's variables with --set NAME=VALUE")
-			}
-			if quick && len(sets) > 0 {
-				return usagef("the quick plan has no variables; use --target and --duration")
-			}
+			ownFlags := cmd.Flags().Changed("target") || cmd.Flags().Changed("duration")
 			var r *planRun
-			if quick {
+			switch {
+			case resume != "" && (len(args) > 0 || out != "" || len(sets) > 0 || ownFlags):
+				return usagef("--resume takes the plan, its variables and its folder from the folder: give no plan, --out, --set, --target or --duration")
+			case resume != "":
+				r, err = resumeRun(env, resume, quiet)
+			case !quick && ownFlags:
+				return usagef("--target and --duration are the quick plan's; set a plan's variables with --set NAME=VALUE")
+			case quick && len(sets) > 0:
+				return usagef("the quick plan has no variables; use --target and --duration")
+			case quick:
 				r, err = quickRun(env, target, duration, quiet)
-			} else {
+			default:
 				r, err = fileRun(env, args[0], vars, quiet)
 			}
 			if err != nil {
 				return err
 			}
 			r.format = format
-			r.dir = out
+			if r.dir == "" {
+				r.dir = out
+			}
 			if r.dir == "" {
 				r.dir = filepath.Join(results, time.Now().Format("20060102-150405")+"-"+r.name)
 			}
 			if dryRun {
 				return r.dryRun()
-			}
-			if r.prepare != nil {
-				if err := r.prepare(); err != nil {
-					return err
-				}
 			}
 			return r.run(cmd.Context())
 		},
@@ -249,38 +244,27 @@ func fileRun(env Env, arg string, vars map[string]string, quiet bool) (*planRun,
 	return r, nil
 }
 
-// resumePlan finishes the plan of a results folder.
-func resumePlan(ctx context.Context, env Env, dir, format string, quiet, dryRun bool) error {
+// resumeRun prepares the run that finishes the plan of a results folder.
+func resumeRun(env Env, dir string, quiet bool) (*planRun, error) {
 	m, err := result.LoadManifest(dir)
 	if err != nil {
-		return usagef("--resume %s: %v", dir, err)
+		return nil, usagef("--resume %s: %v", dir, err)
 	}
 	var r *planRun
 	if m.Plan == "quick" {
 		d, err := spec.ParseDuration(m.Vars["duration"])
 		if err != nil {
-			return usagef("--resume %s: the manifest's duration: %v", dir, err)
+			return nil, usagef("--resume %s: the manifest's duration: %v", dir, err)
 		}
 		r, err = quickRun(env, m.Vars["target"], d, quiet)
-		if err != nil {
-			return err
-		}
 	} else {
 		r, err = fileRun(env, filepath.Join(dir, planFile), m.Vars, quiet)
-		if err != nil {
-			return err
-		}
 	}
-	r.dir, r.resume, r.format = dir, true, format
-	if dryRun {
-		return r.dryRun()
+	if err != nil {
+		return nil, err
 	}
-	if r.prepare != nil {
-		if err := r.prepare(); err != nil {
-			return err
-		}
-	}
-	return r.run(ctx)
+	r.dir, r.resume = dir, true
+	return r, nil
 }
 
 // quickRun prepares the built-in quick plan on target: its steps depend on
