@@ -206,6 +206,11 @@ type Group struct {
 	// Merged is the latency of every op of every repeat, from the
 	// histograms merged exactly; zero when a result has no histogram.
 	Merged metrics.Latency `json:"latency_all_repeats"`
+
+	// The decoded histograms, each once: every repeat's (nil where it has
+	// none) and their merge (nil when a repeat has none).
+	histograms []*hdr.Histogram
+	merged     *hdr.Histogram
 }
 
 // Name is how reports name the measurement's row: the step, the job when
@@ -247,8 +252,7 @@ func (s *Set) Groups() []Group {
 
 func (g *Group) compute() {
 	var iops, bw, mean, p50, p99, maxLat, cpu, util []float64
-	merged := metrics.NewHistogram()
-	histograms := true
+	g.merged = metrics.NewHistogram()
 	for _, r := range g.Results {
 		s := r.Ops[g.Kind]
 		iops = append(iops, s.IOPS.Mean)
@@ -268,43 +272,43 @@ func (g *Group) compute() {
 			util = append(util, busiest)
 		}
 		g.Errors += s.Errors
-		h, err := decodeHistogram(r.Histograms[g.Kind])
-		if err != nil || h == nil {
-			histograms = false
-			continue
+		h := decodeHistogram(r.Histograms[g.Kind])
+		g.histograms = append(g.histograms, h)
+		if h == nil {
+			g.merged = nil
+		} else if g.merged != nil {
+			g.merged.Merge(h)
 		}
-		merged.Merge(h)
 	}
 	g.IOPS, g.BandwidthBps = StatOf(iops), StatOf(bw)
 	g.LatMeanNs, g.LatP50Ns, g.LatP99Ns, g.LatMaxNs = StatOf(mean), StatOf(p50), StatOf(p99), StatOf(maxLat)
 	g.CPUPercent, g.DiskUtil = StatOf(cpu), StatOf(util)
-	if histograms {
-		g.Merged = metrics.LatencyOf(merged)
+	if g.merged != nil {
+		g.Merged = metrics.LatencyOf(g.merged)
 	}
 }
 
-// decodeHistogram decodes a result's histogram; nil for none.
-func decodeHistogram(enc string) (*hdr.Histogram, error) {
+// decodeHistogram decodes a result's histogram; nil for none or one that
+// does not decode.
+func decodeHistogram(enc string) *hdr.Histogram {
 	if enc == "" {
-		return nil, nil
+		return nil
 	}
-	return hdr.Decode([]byte(enc))
+	h, err := hdr.Decode([]byte(enc))
+	if err != nil {
+		return nil
+	}
+	return h
 }
 
 // Histogram returns the merged latency histogram (nanoseconds) of the
 // group's repeats, for latency distribution plots; nil when a result has
-// none.
-func (g *Group) Histogram() *hdr.Histogram {
-	merged := metrics.NewHistogram()
-	for _, r := range g.Results {
-		h, err := decodeHistogram(r.Histograms[g.Kind])
-		if err != nil || h == nil {
-			return nil
-		}
-		merged.Merge(h)
-	}
-	return merged
-}
+// none. It is the group's own: callers must not change it.
+func (g *Group) Histogram() *hdr.Histogram { return g.merged }
+
+// RepeatHistogram returns the latency histogram of repeat i (an index into
+// Results); nil when it has none. Callers must not change it.
+func (g *Group) RepeatHistogram(i int) *hdr.Histogram { return g.histograms[i] }
 
 // CV is the coefficient of variation of a stat (stddev over mean), 0 when
 // the mean is 0: the run-to-run noise of a measurement, relative.

@@ -158,6 +158,18 @@ func TestNetResultsLoadAsBandwidthAndRoundTrips(t *testing.T) {
 	if g[0].BandwidthBps.Mean != 1e9 || g[0].Merged.MaxNs < 49_000 || len(s.Results[0].Series) != 2 || s.Results[0].Series[1].Kinds["up"].Bytes != 1.1e9 {
 		t.Errorf("bandwidth %v B/s, rtt max %d, series %+v", g[0].BandwidthBps.Mean, g[0].Merged.MaxNs, s.Results[0].Series)
 	}
+
+	// In a plan, it keeps its place.
+	n.Plan = &result.PlanStep{Step: "net", Target: "peer", Repeat: 2, Of: 3}
+	if err := n.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Load(path); err != nil {
+		t.Fatal(err)
+	}
+	if g := s.Groups(); g[0].Step != "net" || g[0].Target != "peer" || s.Results[0].Plan.Repeat != 2 {
+		t.Errorf("a plan's net result: %+v", s.Results[0].Plan)
+	}
 }
 
 func TestAFolderSkipsOtherCephbenchFiles(t *testing.T) {

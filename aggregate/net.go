@@ -18,20 +18,14 @@ const netSchema = netbench.Schema
 // round-trip latency as each kind's latency.
 func loadNet(path string, b []byte) (*result.Result, error) {
 	var n netbench.Result
-	var placed struct {
-		Plan *result.PlanStep `json:"plan"`
-	}
 	if err := json.Unmarshal(b, &n); err != nil {
 		return nil, fmt.Errorf("%s: not a cephbench net result: %w", path, err)
-	}
-	if err := json.Unmarshal(b, &placed); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r := &result.Result{
 		Schema: result.Schema, Version: n.Version, Name: n.Name,
 		Spec: spec.Workload{Name: n.Name, Target: spec.Target{Scheme: "net", Location: n.Server}, Workers: n.Params.Streams, QueueDepth: 1},
 		Host: n.ClientHost, Start: n.Start, End: n.End, ElapsedSeconds: n.End.Sub(n.Start).Seconds(),
-		StopReason: "time", Interrupted: n.Interrupted, Notes: n.Notes, Plan: placed.Plan,
+		StopReason: "time", Interrupted: n.Interrupted, Notes: n.Notes, Plan: n.Plan,
 		Ops: map[string]metrics.KindSummary{}, Errors: map[string]int64{}, Histograms: map[string]string{},
 	}
 	for _, d := range []struct {

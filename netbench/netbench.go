@@ -135,6 +135,8 @@ type Result struct {
 	// figures cover what ran).
 	Interrupted bool     `json:"interrupted,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
+	// Plan places the result in a plan run; nil for a single command's.
+	Plan *result.PlanStep `json:"plan,omitempty"`
 
 	// Up and Down sum the streams of each direction the test ran.
 	Up      *Throughput    `json:"up,omitempty"`

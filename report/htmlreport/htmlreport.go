@@ -412,8 +412,8 @@ func distributionChart(g *aggregate.Group, data dataset) (*chart, string) {
 	var ss []series
 	if len(g.Results) > 1 {
 		for i, r := range g.Results {
-			rh, err := hdr.Decode([]byte(r.Histograms[g.Kind]))
-			if err != nil || rh.TotalCount() == 0 {
+			rh := g.RepeatHistogram(i)
+			if rh == nil || rh.TotalCount() == 0 {
 				continue
 			}
 			s := quantileSeries(rh, decades)
