@@ -282,7 +282,7 @@ func (s *Snapshot) Print(w io.Writer) {
 	}
 	sort.Strings(states)
 	fmt.Fprintf(w, "pgs: %s\n", strings.Join(states, ", "))
-	fmt.Fprintf(w, "usage: %s used, %s / %s avail\n", bytes(s.Usage.UsedBytes), bytes(s.Usage.AvailBytes), bytes(s.Usage.TotalBytes))
+	fmt.Fprintf(w, "usage: %s used, %s / %s avail\n", Bytes(s.Usage.UsedBytes), Bytes(s.Usage.AvailBytes), Bytes(s.Usage.TotalBytes))
 	daemons := make([]string, 0, len(s.Versions))
 	for d := range s.Versions {
 		daemons = append(daemons, d)
@@ -295,7 +295,7 @@ func (s *Snapshot) Print(w io.Writer) {
 	fmt.Fprintln(tw, "\nPOOL\tID\tTYPE\tSIZE\tMIN_SIZE\tPG_NUM\tAPPLICATION\tSTORED\tOBJECTS")
 	for _, p := range s.Pools {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\n", p.Name, p.ID, p.Type, p.Size, p.MinSize, p.PGNum,
-			strings.Join(p.Applications, ","), bytes(p.StoredBytes), p.Objects)
+			strings.Join(p.Applications, ","), Bytes(p.StoredBytes), p.Objects)
 	}
 	fmt.Fprintln(tw, "\nID\tWEIGHT\tTYPE NAME\tSTATUS\tREWEIGHT")
 	for _, n := range s.OSDTree {
@@ -308,7 +308,9 @@ func (s *Snapshot) Print(w io.Writer) {
 	tw.Flush()
 }
 
-func bytes(n int64) string {
+// Bytes formats a byte count in binary units with one decimal: "1.5 GiB",
+// "512 B".
+func Bytes(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 	v := float64(n)
 	i := 0

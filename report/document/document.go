@@ -515,7 +515,7 @@ func hostLine(h result.Host) string {
 		facts = append(facts, cpus)
 	}
 	if h.MemoryBytes > 0 {
-		facts = append(facts, bytesIEC(h.MemoryBytes)+" memory")
+		facts = append(facts, cluster.Bytes(h.MemoryBytes)+" memory")
 	}
 	return h.Hostname + ": " + strings.Join(facts, ", ")
 }
@@ -538,11 +538,11 @@ func snapshotLines(s *cluster.Snapshot) []string {
 	lines := []string{
 		"health " + health + ", taken " + s.Taken.Format("2006-01-02 15:04:05 MST"),
 		fmt.Sprintf("%d mons, %d mgrs, %d MDS; OSDs %d up, %d in, of %d", s.Mons, s.Mgrs, s.MDS, s.OSDs.Up, s.OSDs.In, s.OSDs.Total),
-		fmt.Sprintf("raw %s used of %s (%s available); PGs %s", bytesIEC(s.Usage.UsedBytes), bytesIEC(s.Usage.TotalBytes), bytesIEC(s.Usage.AvailBytes), strings.Join(pgs, ", ")),
+		fmt.Sprintf("raw %s used of %s (%s available); PGs %s", cluster.Bytes(s.Usage.UsedBytes), cluster.Bytes(s.Usage.TotalBytes), cluster.Bytes(s.Usage.AvailBytes), strings.Join(pgs, ", ")),
 	}
 	for _, p := range s.Pools {
 		line := fmt.Sprintf("pool %s: %s size %d/%d, %d PGs, %s stored in %d objects", p.Name, p.Type, p.Size, p.MinSize, p.PGNum,
-			bytesIEC(p.StoredBytes), p.Objects)
+			cluster.Bytes(p.StoredBytes), p.Objects)
 		if len(p.Applications) > 0 {
 			line += " (" + strings.Join(p.Applications, ", ") + ")"
 		}
@@ -560,17 +560,4 @@ func snapshotLines(s *cluster.Snapshot) []string {
 		lines = append(lines, "versions: "+strings.Join(versions, ", "))
 	}
 	return lines
-}
-
-func bytesIEC(b int64) string {
-	const unit = 1 << 10
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	v, i := float64(b), -1
-	for v >= unit && i < 5 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[i])
 }

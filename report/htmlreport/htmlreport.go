@@ -24,6 +24,7 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/report/document"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -92,7 +93,8 @@ type groupView struct {
 }
 
 func build(set *aggregate.Set, title string) *page {
-	groups := set.Groups()
+	d := document.New(set, title)
+	groups := d.Measurements
 	p := &page{Title: title}
 	p.Facts = overview(set, groups)
 	targets := targetColours(groups)
@@ -102,7 +104,7 @@ func build(set *aggregate.Set, title string) *page {
 		p.Rows = append(p.Rows, summaryRow(g, anchor))
 		p.Groups = append(p.Groups, groupSection(g, anchor))
 	}
-	p.Comparisons = compareTargets(groups, targets)
+	p.Comparisons = compareTargets(d.SideBySide, targets)
 	p.Hosts = hosts(set)
 	for _, src := range set.Sources {
 		if src.Manifest != nil {
@@ -501,25 +503,17 @@ func repeatCharts(g *aggregate.Group, data dataset) []chart {
 
 // compareTargets draws, for every step and op kind that ran on several
 // targets, its IOPS and bandwidth on each, whiskers spanning the repeats.
-func compareTargets(groups []aggregate.Group, colours map[string]string) []comparison {
-	type key struct{ name, kind string }
-	index := map[key]int{}
-	var sets [][]*aggregate.Group
-	for i := range groups {
-		g := &groups[i]
-		k := key{g.Name(), g.Kind}
-		j, ok := index[k]
-		if !ok {
-			j = len(sets)
-			index[k] = j
-			sets = append(sets, nil)
-		}
-		sets[j] = append(sets[j], g)
+func compareTargets(sb *document.SideBySide, colours map[string]string) []comparison {
+	if sb == nil {
+		return nil
 	}
 	var cs []comparison
-	for _, gs := range sets {
-		if len(gs) < 2 {
-			continue
+	for _, row := range sb.Rows {
+		var gs []*aggregate.Group
+		for _, g := range row.Cells {
+			if g != nil {
+				gs = append(gs, g)
+			}
 		}
 		cmp := comparison{Name: gs[0].Name(), Kind: gs[0].Kind}
 		ops := false
@@ -572,7 +566,7 @@ func hosts(set *aggregate.Set) []hostView {
 			h := r.Host
 			hs = append(hs, hostView{Hostname: h.Hostname, OS: h.OS, Kernel: h.Kernel, Arch: h.Arch, CPUModel: h.CPUModel, CPUs: h.CPUs, Go: h.GoVersion})
 			if h.MemoryBytes > 0 {
-				hs[i].Memory = iec(h.MemoryBytes)
+				hs[i].Memory = cluster.Bytes(h.MemoryBytes)
 			}
 		}
 		hs[i].Results++
@@ -593,21 +587,6 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// iec prints a size in binary units: "1.5 GiB".
-func iec(n int64) string {
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	v, unit := float64(n)/1024, "KiB"
-	for _, u := range []string{"MiB", "GiB", "TiB", "PiB"} {
-		if v < 1024 {
-			break
-		}
-		v, unit = v/1024, u
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
 }
 
 type manifestView struct {
@@ -702,13 +681,13 @@ func clusterViewOf(s *cluster.Snapshot, of string) *clusterView {
 	}
 	sort.Strings(v.PGs)
 	if u := s.Usage; u.TotalBytes > 0 {
-		v.Usage = fmt.Sprintf("%s used of %s (%.1f%%), %s available", iec(u.UsedBytes), iec(u.TotalBytes),
-			100*float64(u.UsedBytes)/float64(u.TotalBytes), iec(u.AvailBytes))
+		v.Usage = fmt.Sprintf("%s used of %s (%.1f%%), %s available", cluster.Bytes(u.UsedBytes), cluster.Bytes(u.TotalBytes),
+			100*float64(u.UsedBytes)/float64(u.TotalBytes), cluster.Bytes(u.AvailBytes))
 	}
 	for _, p := range s.Pools {
 		v.Pools = append(v.Pools, poolView{
 			Name: p.Name, Type: p.Type, Size: fmt.Sprintf("%d/%d", p.Size, p.MinSize), PGs: strconv.Itoa(p.PGNum),
-			Stored: iec(p.StoredBytes), Objects: strconv.FormatInt(p.Objects, 10), Flags: p.Flags,
+			Stored: cluster.Bytes(p.StoredBytes), Objects: strconv.FormatInt(p.Objects, 10), Flags: p.Flags,
 		})
 	}
 	for daemon, ver := range s.Versions {
