@@ -123,6 +123,12 @@ func runPlanOn(t *testing.T, target string, steps int) []*result.Result {
 	if len(files) != steps {
 		t.Fatalf("run --target %s: %d results, want %d\n%s", target, len(files), steps, out)
 	}
+	return loadMeasured(t, files)
+}
+
+// loadMeasured loads result files, each checked for ops and no errors.
+func loadMeasured(t *testing.T, files []string) []*result.Result {
+	t.Helper()
 	var all []*result.Result
 	for _, f := range files {
 		r, err := result.Load(f)

@@ -21,8 +21,8 @@ import (
 )
 
 // wantPlanDone checks that every step of the plan in out finished with a
-// result that measured something, and returns the manifest.
-func wantPlanDone(t *testing.T, out string, steps int) *result.Manifest {
+// result, and returns the folder's results.
+func wantPlanDone(t *testing.T, out string, steps int) *aggregate.Set {
 	t.Helper()
 	m, err := result.LoadManifest(out)
 	if err != nil {
@@ -36,7 +36,11 @@ func wantPlanDone(t *testing.T, out string, steps int) *result.Manifest {
 			t.Errorf("%s: %s, %d results", st.ID, st.Status, len(st.Results))
 		}
 	}
-	return m
+	set, err := aggregate.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }
 
 func TestBuiltInRadosRBDPlan(t *testing.T) {
@@ -47,11 +51,7 @@ func TestBuiltInRadosRBDPlan(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	wantPlanDone(t, out, 8)
-	set, err := aggregate.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := wantPlanDone(t, out, 8)
 	for _, g := range set.Groups() {
 		if g.IOPS.Mean <= 0 || g.Errors != 0 {
 			t.Errorf("%s %s: %.0f IOPS, %d errors", g.Name(), g.Kind, g.IOPS.Mean, g.Errors)
@@ -95,11 +95,7 @@ func TestBuiltInBaselinePlan(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	wantPlanDone(t, out, 13)
-	set, err := aggregate.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := wantPlanDone(t, out, 13)
 	// The same four workloads on RBD and on CephFS, side by side, and the
 	// network and disk baselines.
 	targets := map[string][]string{}

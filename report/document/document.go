@@ -19,6 +19,7 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/spec"
 )
 
 // DocumentSchema identifies the JSON form of a Document.
@@ -236,15 +237,10 @@ func percent(s aggregate.Stat) string {
 }
 
 func blockSize(b int64) string {
-	switch {
-	case b == 0:
-		return "-"
-	case b%(1<<20) == 0:
-		return strconv.FormatInt(b>>20, 10) + "M"
-	case b%(1<<10) == 0:
-		return strconv.FormatInt(b>>10, 10) + "K"
+	if b == 0 {
+		return "-" // ops of several sizes
 	}
-	return strconv.FormatInt(b, 10)
+	return spec.Size(b).String()
 }
 
 // sideHeader and sideRow are the side-by-side table's columns: per target
