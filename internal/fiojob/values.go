@@ -17,6 +17,21 @@ var (
 	errZone       = errors.New("zone counts (the z suffix) are not supported")
 )
 
+// unsigned trims a number fio would read and refuses what no number of
+// ours can be: nothing, an arithmetic expression, a negative what.
+func unsigned(s, what string) (string, error) {
+	t := strings.TrimSpace(s)
+	switch {
+	case t == "":
+		return "", errors.New("empty value")
+	case t[0] == '(':
+		return "", errArithmetic
+	case t[0] == '-':
+		return "", errors.New("negative " + what)
+	}
+	return t, nil
+}
+
 // parseSize reads a byte count the way fio does with kb_base kb (1024 or
 // 1000): k, m, g, t, p with an optional b are powers of kb, and kib, mib...
 // are powers of the other base. So with fio's default kb_base=1024, 4k and
@@ -26,14 +41,9 @@ var (
 // fio itself takes 1.5g as 1 and 4x as 4; those are errors here, since a
 // job that silently does something else is worse than one that stops.
 func parseSize(s string, kb int64) (int64, error) {
-	t := strings.TrimSpace(s)
-	switch {
-	case t == "":
-		return 0, errors.New("empty value")
-	case t[0] == '(':
-		return 0, errArithmetic
-	case t[0] == '-':
-		return 0, errors.New("negative value")
+	t, err := unsigned(s, "value")
+	if err != nil {
+		return 0, err
 	}
 	base, digits := 10, t
 	if len(t) > 2 && (t[:2] == "0x" || t[:2] == "0X") {
@@ -113,14 +123,9 @@ func parseCount(s string, kb int64) (int64, error) {
 // unit (seconds for runtime, ramp_time, startdelay). fio reads any other
 // suffix as microseconds (2min is 2us there); that is an error here.
 func parseTime(s string, unit time.Duration) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	switch {
-	case t == "":
-		return 0, errors.New("empty value")
-	case t[0] == '(':
-		return 0, errArithmetic
-	case t[0] == '-':
-		return 0, errors.New("negative time")
+	t, err := unsigned(s, "time")
+	if err != nil {
+		return 0, err
 	}
 	i := 0
 	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
