@@ -144,6 +144,14 @@ func Parse(name string, b []byte) (*Plan, error) {
 	return &p, nil
 }
 
+// Expanded is a plan with its variables set: what a run executes.
+type Expanded struct {
+	// Items are the steps in the order they run.
+	Items []Item
+	// Cleanup are the command lines run at the end, whatever happened.
+	Cleanup [][]string
+}
+
 // Item is one step of a run: one command line, on one target, with one
 // set of sweep values, one repeat.
 type Item struct {
@@ -166,11 +174,11 @@ const PlanDir = "plan_dir"
 
 var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// Expand turns the plan into its items, with the variables set (set
-// overrides the plan's defaults). It fails, naming the step, on an unknown
+// Expand turns the plan into its items and cleanup command lines, with the
+// variables set (set overrides the plan's defaults). It fails, naming the step, on an unknown
 // or unset variable, an unknown target, a sweep key the step does not use,
 // a bad pause, or a command line it cannot split.
-func (p *Plan) Expand(set map[string]string) ([]Item, error) {
+func (p *Plan) Expand(set map[string]string) (*Expanded, error) {
 	vars := map[string]string{}
 	for k, v := range p.Vars {
 		vars[k] = v
@@ -280,19 +288,16 @@ func (p *Plan) Expand(set map[string]string) ([]Item, error) {
 			}
 		}
 	}
-	return items, nil
+	cleanup, err := p.cleanupArgs(vars)
+	if err != nil {
+		return nil, err
+	}
+	return &Expanded{Items: items, Cleanup: cleanup}, nil
 }
 
-// CleanupArgs returns the plan's cleanup command lines with the variables
+// cleanupArgs returns the plan's cleanup command lines with the variables
 // set; a cleanup line that uses a target variable runs once per target.
-func (p *Plan) CleanupArgs(set map[string]string) ([][]string, error) {
-	vars := map[string]string{}
-	for k, v := range p.Vars {
-		vars[k] = v
-	}
-	for k, v := range set {
-		vars[k] = v
-	}
+func (p *Plan) cleanupArgs(vars map[string]string) ([][]string, error) {
 	var out [][]string
 	for _, line := range p.Cleanup {
 		var on []Target

@@ -42,10 +42,11 @@ func TestExpandOrdersStepsSweepsTargetsRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, err := p.Expand(map[string]string{"pool": "bench"})
+	expanded, err := p.Expand(map[string]string{"pool": "bench"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	items := expanded.Items
 	var ids []string
 	for _, it := range items {
 		ids = append(ids, it.ID)
@@ -75,12 +76,8 @@ func TestExpandOrdersStepsSweepsTargetsRepeats(t *testing.T) {
 	if rr.Step != "rr bs=64k qd=8" || rr.Target != "b" || rr.Repeat != 1 || rr.Of != 2 || rr.Params["qd"] != "8" {
 		t.Errorf("placing %+v", rr.PlanStep)
 	}
-	cleanup, err := p.CleanupArgs(map[string]string{"pool": "bench"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var lines []string
-	for _, c := range cleanup {
+	for _, c := range expanded.Cleanup {
 		lines = append(lines, strings.Join(c, " "))
 	}
 	if want := []string{"rados cleanup -p bench", "cleanup rados://bench", "cleanup /tmp/dir"}; !reflect.DeepEqual(lines, want) {
@@ -149,12 +146,12 @@ func TestBuiltinPlansExpand(t *testing.T) {
 				set[k] = "x"
 			}
 		}
-		items, err := p.Expand(set)
+		expanded, err := p.Expand(set)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if len(items) != counts[name] {
-			t.Errorf("%s: %d steps; want %d", name, len(items), counts[name])
+		if len(expanded.Items) != counts[name] {
+			t.Errorf("%s: %d steps; want %d", name, len(expanded.Items), counts[name])
 		}
 	}
 }
@@ -168,10 +165,11 @@ func TestTheDocumentedExamplePlanExpands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, err := p.Expand(map[string]string{"pool": "rbd", "dir": "/var/tmp/x"})
+	expanded, err := p.Expand(map[string]string{"pool": "rbd", "dir": "/var/tmp/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	items := expanded.Items
 	// 3 steps x 3 targets x 3 repeats.
 	if len(items) != 27 || items[26].ID != "randread-4K @local #3" {
 		t.Errorf("%d steps, the last %q", len(items), items[len(items)-1].ID)

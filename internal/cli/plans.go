@@ -66,8 +66,8 @@ func listPlans(env Env) error {
 			}
 		}
 		steps := "?"
-		if items, err := p.Expand(set); err == nil {
-			steps = fmt.Sprint(len(items))
+		if expanded, err := p.Expand(set); err == nil {
+			steps = fmt.Sprint(len(expanded.Items))
 		}
 		what, _, _ := strings.Cut(strings.TrimSpace(p.Description), ":")
 		sort.Strings(needs)

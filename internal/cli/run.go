@@ -229,15 +229,11 @@ func fileRun(env Env, arg string, vars map[string]string, quiet bool) (*planRun,
 		}
 		vars[plan.PlanDir] = dir
 	}
-	items, err := p.Expand(vars)
+	expanded, err := p.Expand(vars)
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	cleanup, err := p.CleanupArgs(vars)
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	r := &planRun{env: env, name: p.Name, source: src, vars: vars, items: items, cleanup: cleanup}
+	r := &planRun{env: env, name: p.Name, source: src, vars: vars, items: expanded.Items, cleanup: expanded.Cleanup}
 	if env.StderrTerminal && !quiet {
 		r.live = env.Stderr
 	}
