@@ -215,12 +215,7 @@ type Group struct {
 
 // Name is how reports name the measurement's row: the step, the job when
 // there is one.
-func (g *Group) Name() string {
-	if g.Job == "" {
-		return g.Step
-	}
-	return g.Step + " / " + g.Job
-}
+func (g *Group) Name() string { return KeyOf(g).Name() }
 
 // Groups returns the set's measurements in the order their first repeat
 // ran.
