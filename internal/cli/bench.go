@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -111,7 +110,7 @@ func newBenchCmd(env Env) *cobra.Command {
 			}
 			st := step{name: name, w: w, save: out}
 			if st.save == "" {
-				st.save = filepath.Join(results, time.Now().Format("20060102-150405")+"-"+name+".json")
+				st.save = stamped(results, name) + ".json"
 			}
 			text := env.Stdout
 			if format == "json" {

@@ -247,7 +247,7 @@ carries a filesystem or other signature is refused unless --force.`,
 // removes the file the run created if remove, and prints the table of the
 // steps that ran.
 func runDisk(ctx context.Context, out, progress io.Writer, t diskTarget, plan diskPlan, region int64, resultsDir string, remove bool) error {
-	runDir := filepath.Join(resultsDir, time.Now().Format("20060102-150405")+"-disk")
+	runDir := stamped(resultsDir, "disk")
 	fmt.Fprintf(out, "cephbench %s: disk baseline of %s, region %s: %s sequential, %s random at qd 1 and %d (%s), up to %s a step\n\n",
 		result.Version, t, spec.Size(region), plan.bs, spec.Size(diskSmallBlock), diskDeepQueue, plan.ioengine, plan.base.Duration)
 	steps := plan.steps(region)

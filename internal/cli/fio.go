@@ -99,7 +99,7 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 		out = f
 	}
 	r := &fioRun{
-		plan: plan, results: plan.ResultsDir, stamp: time.Now().Format("20060102-150405"),
+		plan: plan, results: plan.ResultsDir, stamp: time.Now().Format(stampLayout),
 		latest: make([]*result.Result, len(plan.Jobs)),
 	}
 	if r.results == "" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -166,7 +165,7 @@ went away: what was measured is not trustworthy, so no result is saved);
 			case err != nil:
 				return failuref("%w", err)
 			}
-			save := filepath.Join(results, time.Now().Format("20060102-150405")+"-"+res.Name+".json")
+			save := stamped(results, res.Name) + ".json"
 			saveErr := res.Save(save)
 			netbench.Summary(text, res)
 			if saveErr == nil {

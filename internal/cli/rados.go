@@ -7,10 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -173,7 +171,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 
 func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, resultsDir string) error {
 	name := "rados-bench-" + mode
-	st := step{name: name, w: w, save: filepath.Join(resultsDir, time.Now().Format("20060102-150405")+"-"+name+".json")}
+	st := step{name: name, w: w, save: stamped(resultsDir, name) + ".json"}
 	var prefix string
 	out := stepOutput{opened: func(s engine.Session) func(runner.Tick) {
 		if rs, ok := s.(*rados.Session); ok {

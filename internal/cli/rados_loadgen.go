@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -203,7 +202,7 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 	if cleanErr != nil {
 		res.Notes = append(res.Notes, "cleanup failed: "+oneLine(cleanErr.Error()))
 	}
-	save := filepath.Join(resultsDir, time.Now().Format("20060102-150405")+"-rados-load-gen.json")
+	save := stamped(resultsDir, "rados-load-gen") + ".json"
 	if err := res.Save(save); err != nil {
 		return fmt.Errorf("saving the result: %w", err)
 	}

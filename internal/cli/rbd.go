@@ -5,9 +5,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -180,7 +178,7 @@ func rbdBench(ctx context.Context, env Env, w spec.Workload, f *rbdBenchFlags) e
 		ioType = "readwrite"
 	}
 	name := "rbd-bench-" + ioType
-	st := step{name: name, w: w, save: filepath.Join(f.results, time.Now().Format("20060102-150405")+"-"+name+".json")}
+	st := step{name: name, w: w, save: stamped(f.results, name) + ".json"}
 	pattern := map[spec.Pattern]string{spec.Sequential: "sequential", spec.Random: "random"}[w.Pattern]
 	out := stepOutput{opened: func(engine.Session) func(runner.Tick) {
 		report.RBDStart(env.Stdout, ioType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)

@@ -181,7 +181,7 @@ full text is in its folder's output.txt.`,
 				r.dir = out
 			}
 			if r.dir == "" {
-				r.dir = filepath.Join(results, time.Now().Format("20060102-150405")+"-"+r.name)
+				r.dir = stamped(results, r.name)
 			}
 			if dryRun {
 				return r.dryRun()

@@ -444,7 +444,7 @@ func (b *s3Bencher) name() string {
 }
 
 func (b *s3Bencher) run(ctx context.Context, phases []s3Phase, limit int64) error {
-	b.runDir = filepath.Join(b.f.results, time.Now().Format("20060102-150405")+"-s3-bench")
+	b.runDir = stamped(b.f.results, "s3-bench")
 	// --objects 0 reads kept objects; a put phase first makes its own.
 	if phases[0].name != "put" && b.f.objects > 0 {
 		if err := b.prepare(ctx, b.f.objects); err != nil {

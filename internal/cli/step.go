@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,6 +40,16 @@ type stepOutput struct {
 	// instead: it sees the session before the run starts and returns what
 	// gets every second (or nil).
 	opened func(engine.Session) func(runner.Tick)
+}
+
+// stampLayout is the local time that starts the names of saved results
+// and results folders, so that they sort by when they ran.
+const stampLayout = "20060102-150405"
+
+// stamped is the path, in dir, of a result or folder called name made
+// now.
+func stamped(dir, name string) string {
+	return filepath.Join(dir, time.Now().Format(stampLayout)+"-"+name)
 }
 
 // liveKey carries, in a context, where a plan run wants the live progress
