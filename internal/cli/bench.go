@@ -141,7 +141,7 @@ func newBenchCmd(env Env) *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "bench", "the step's name in reports and the result file")
 	cmd.Flags().StringVar(&format, "format", "text", "text, or json (only the JSON result on stdout; progress goes to stderr)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the JSON result here (default: under --results)")
-	cmd.Flags().StringVar(&results, "results", "cephbench-results", "folder for JSON results")
+	resultsFlag(cmd.Flags(), &results)
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no per-second table")
 	return cmd
 }

@@ -235,7 +235,7 @@ carries a filesystem or other signature is refused unless --force.`,
 	fl.Var(&size, "size", "region to write and read: 1G, 100M, ... (default 1G, or the device or existing file if smaller)")
 	fl.Var(&bs, "bs", "block size of the sequential steps")
 	fl.Var(&duration, "duration", "longest time of each step: 10s, 1m, ...")
-	fl.StringVar(&results, "results", "cephbench-results", "folder under which each run's results are saved")
+	resultsFlag(fl, &results)
 	fl.BoolVar(&force, "force", false, "write to a device in use or formatted, or to a file cephbench did not write")
 	fl.BoolVar(&keep, "keep", false, "leave the file created in place")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no per-second tables")

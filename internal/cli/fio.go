@@ -103,7 +103,7 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 		latest: make([]*result.Result, len(plan.Jobs)),
 	}
 	if r.results == "" {
-		r.results = "cephbench-results"
+		r.results = defaultResults
 	}
 	rep := &fioreport.Report{
 		Version: "cephbench-" + result.Version, PID: os.Getpid(),

@@ -196,7 +196,7 @@ went away: what was measured is not trustworthy, so no result is saved);
 	fl.Var(&p.RTT, "rtt", "length of the ping-pong phase before the throughput test; 0 skips it")
 	fl.VarP(&length, "length", "l", "size of each write and read: 128K, 1M, ...")
 	fl.StringVar(&format, "format", "text", "text, or json (only the JSON result on stdout; the tables go to stderr)")
-	fl.StringVar(&results, "results", "cephbench-results", "folder for the JSON result")
+	resultsFlag(fl, &results)
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no per-second table")
 	return cmd
 }

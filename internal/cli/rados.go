@@ -165,7 +165,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 	fl.StringVar(&runName, "run-name", "", "name of the metadata object (default benchmark_last_metadata)")
 	fl.Int64Var(&maxObjects, "max-objects", 0, "stop a write after this many objects")
 	fl.StringVarP(&format, "format", "f", "plain", "plain, json or json-pretty (rados bench's keys)")
-	fl.StringVar(&results, "results", "cephbench-results", "folder for cephbench's JSON result")
+	resultsFlag(fl, &results)
 	return cmd
 }
 

@@ -128,7 +128,7 @@ Ceph 16 ignores), is --read-percent here.`,
 	fl.Var(&throughput, "target-throughput", "bytes per second to pace the ops at, open loop (20M); 0: unpaced")
 	fl.Var(&runLength, "run-length", "how long to run (seconds, or 30s, 2m)")
 	fl.Var(&align, "offset-align", "align each op's offset down to a multiple of this (0: unaligned)")
-	fl.StringVar(&results, "results", "cephbench-results", "folder for cephbench's JSON result")
+	resultsFlag(fl, &results)
 	// The spellings found in field reports and older releases.
 	fl.IntVar(&readPercent, "percent", readPercent, "same as --read-percent")
 	fl.Var(&minObject, "min-objects-size", "same as --min-object-size")

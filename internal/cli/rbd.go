@@ -103,7 +103,7 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 	fl.BoolVar(&f.force, "force", false, "write even to an image in use or one that holds a filesystem or partition signature")
 	fl.Var(&f.opTimeout, "op-timeout", "fail (and count) an op that takes longer than this")
 	fl.Lookup("op-timeout").DefValue = "60s" // zero leaves it to Connect's default
-	fl.StringVar(&f.results, "results", "cephbench-results", "folder for cephbench's JSON result")
+	resultsFlag(fl, &f.results)
 	return cmd
 }
 

@@ -197,7 +197,7 @@ full text is in its folder's output.txt.`,
 	fl.StringVar(&resume, "resume", "", "finish the plan whose results folder this is")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the steps and the time they take; run nothing")
 	fl.StringVar(&format, "format", "text", "text, or json (only the JSON results on stdout; the rest goes to stderr)")
-	fl.StringVar(&results, "results", "cephbench-results", "folder under which each run's folder is made")
+	resultsFlag(fl, &results)
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no per-second tables and no live progress line")
 	return cmd
 }

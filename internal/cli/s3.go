@@ -244,7 +244,7 @@ removes them), and never anything else.`,
 	fl.Var(&f.duration, "duration", "how long each phase runs")
 	fl.BoolVar(&f.keep, "keep", false, "leave the objects written (and a record of them) for --get --objects 0 and s3 cleanup")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-second tables")
-	fl.StringVar(&f.results, "results", "cephbench-results", "folder under which each run's results are saved")
+	resultsFlag(fl, &f.results)
 	return cmd
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/diskstats"
@@ -40,6 +42,14 @@ type stepOutput struct {
 	// instead: it sees the session before the run starts and returns what
 	// gets every second (or nil).
 	opened func(engine.Session) func(runner.Tick)
+}
+
+// defaultResults is where commands save their results unless told.
+const defaultResults = "cephbench-results"
+
+// resultsFlag registers --results, the folder results are saved under.
+func resultsFlag(fl *pflag.FlagSet, dir *string) {
+	fl.StringVar(dir, "results", defaultResults, "folder under which results are saved")
 }
 
 // stampLayout is the local time that starts the names of saved results
