@@ -541,11 +541,12 @@ func (r *planRun) summarize(m *result.Manifest) error {
 		}
 		all = set.Results
 		fmt.Fprintln(text)
-		if r.name == "quick" {
-			report.Table(text, all)
-		} else {
-			document.New(set, "").Table(text, false)
+		if d := document.New(set, ""); d.Aggregates() {
+			d.Table(text, false)
 			fmt.Fprintf(text, "\nmore: cephbench report %s [--repeats] [--format markdown|csv|json|html]\n", r.dir)
+		} else {
+			// Nothing to aggregate: a row per result says more.
+			report.Table(text, all)
 		}
 	}
 	fmt.Fprintf(text, "\nresults: %s (%s)\n", r.dir, m.Status)

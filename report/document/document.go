@@ -308,6 +308,20 @@ func (d *Document) Table(w io.Writer, repeats bool) {
 	}
 }
 
+// Aggregates says whether the document has more to show than a row per
+// result: repeats, or targets side by side.
+func (d *Document) Aggregates() bool {
+	if d.SideBySide != nil {
+		return true
+	}
+	for _, g := range d.Measurements {
+		if len(g.Results) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
 func (d *Document) interrupted() bool {
 	for _, g := range d.Measurements {
 		for _, r := range g.Results {

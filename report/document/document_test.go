@@ -140,9 +140,15 @@ func TestSideBySideOnlyWhenAStepRanOnSeveralTargets(t *testing.T) {
 	if sb := SideBySideOf(s.Groups()); sb != nil {
 		t.Errorf("side by side of steps on one target each: %+v", sb)
 	}
+	if New(s, "").Aggregates() {
+		t.Errorf("one result per step and target aggregates nothing")
+	}
 	s.Results = append(s.Results, made("a", "z", 1, 2, 1))
 	sb := SideBySideOf(s.Groups())
 	if sb == nil || strings.Join(sb.Targets, ",") != "x,z" || len(sb.Rows) != 1 || sb.Rows[0].Cells[1].IOPS.Mean != 2 {
 		t.Errorf("side by side: %+v", sb)
+	}
+	if !New(s, "").Aggregates() || !New(sample(), "").Aggregates() {
+		t.Errorf("targets side by side or repeats do not count as aggregating")
 	}
 }
