@@ -446,3 +446,26 @@ func TestPlansListsAndPrintsRunnablePlans(t *testing.T) {
 		t.Errorf("the plan left %v", entries)
 	}
 }
+
+func TestQuickPlanResumes(t *testing.T) {
+	data, out := filepath.Join(t.TempDir(), "data"), filepath.Join(t.TempDir(), "results")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	if code, stdout, _ := cephbench(t, ctx, "run", "--target", data, "--duration", "1s", "--out", out, "-q"); code != ExitInterrupted {
+		t.Fatalf("exit %d; want %d\n%s", code, ExitInterrupted, stdout)
+	}
+	code, stdout, stderr := cephbench(t, context.Background(), "run", "--resume", out, "-q")
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	m, err := result.LoadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Plan != "quick" || m.Status != result.StepDone || len(m.Steps) != 5 || m.Steps[4].Status != result.StepDone {
+		t.Errorf("after the resume: plan %s, %s, %d steps", m.Plan, m.Status, len(m.Steps))
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("the resumed quick plan left its directory: %v", err)
+	}
+}

@@ -248,9 +248,9 @@ func resumeRun(env Env, dir string, quiet bool) (*planRun, error) {
 	}
 	var r *planRun
 	if m.Plan == "quick" {
-		d, err := spec.ParseDuration(m.Vars["duration"])
-		if err != nil {
-			return nil, usagef("--resume %s: the manifest's duration: %v", dir, err)
+		d, derr := spec.ParseDuration(m.Vars["duration"])
+		if derr != nil {
+			return nil, usagef("--resume %s: the manifest's duration: %v", dir, derr)
 		}
 		r, err = quickRun(env, m.Vars["target"], d, quiet)
 	} else {
@@ -298,12 +298,21 @@ func quickRun(env Env, target string, dur spec.Duration, quiet bool) (*planRun, 
 			return nil, err
 		}
 	}
+	lastWrite := map[spec.Target]string{}
 	for _, st := range steps {
 		args := workloadArgs(st.name, &st.w)
 		if quiet {
 			args = append(args, "--quiet")
 		}
-		r.items = append(r.items, plan.Item{ID: st.name, PlanStep: result.PlanStep{Step: st.name, Target: target, Repeat: 1, Of: 1}, Args: args})
+		it := plan.Item{ID: st.name, PlanStep: result.PlanStep{Step: st.name, Target: target, Repeat: 1, Of: 1}, Args: args}
+		// A read verifies what the write before it on the same target
+		// left, so a resumed run writes again first.
+		if st.w.ReadPercent == 0 {
+			lastWrite[st.w.Target] = it.ID
+		} else if w, ok := lastWrite[st.w.Target]; ok {
+			it.Requires = []string{w}
+		}
+		r.items = append(r.items, it)
 	}
 	var err error
 	r.source, err = quickYAML(target, r.items)
@@ -410,7 +419,7 @@ func quickYAML(target string, items []plan.Item) ([]byte, error) {
 			"then 4K random writes and reads of a file. (Run as a built-in, it also removes the directory if it created it.)",
 	}
 	for _, it := range items {
-		p.Steps = append(p.Steps, plan.Step{Name: it.ID, Run: shellJoin(it.Args)})
+		p.Steps = append(p.Steps, plan.Step{Name: it.ID, Run: shellJoin(it.Args), Requires: it.Requires})
 	}
 	if !strings.Contains(target, "://") {
 		p.Cleanup = []string{shellJoin([]string{"cleanup", "dirobj://" + target}), shellJoin([]string{"cleanup", target})}
