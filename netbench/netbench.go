@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cephbench/cephbench/internal/atomicfile"
+	"github.com/cephbench/cephbench/internal/io/atomicfile"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"

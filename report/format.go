@@ -38,7 +38,7 @@ func IOPS(v float64) string {
 
 // cg formats like C++ ostream's default (6 significant digits, %g style),
 // which is how rados bench prints its tables.
-func cg(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+func StreamFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // Seconds formats a duration in seconds the way rados bench does.
-func Seconds(d time.Duration) string { return cg(d.Seconds()) }
+func Seconds(d time.Duration) string { return StreamFloat(d.Seconds()) }

@@ -47,9 +47,9 @@ func (p *Progress) Tick(t runner.Tick) {
 	avg := float64(p.bytes) / (1 << 20) / t.Second.T
 	avgLat := "-"
 	if p.ops > 0 {
-		avgLat = cg(p.latNs / float64(p.ops) / 1e9)
+		avgLat = StreamFloat(p.latNs / float64(p.ops) / 1e9)
 	}
 	fmt.Fprintf(p.w, "%5.0f %7d %9d %9d %9s %9s %9s %11s %11s\n",
-		t.Second.T, t.InFlight, t.Started, t.Finished, cg(avg), cg(cur),
-		IOPS(float64(ops)/t.Second.Dur), avgLat, cg(float64(p99)/1e9))
+		t.Second.T, t.InFlight, t.Started, t.Finished, StreamFloat(avg), StreamFloat(cur),
+		IOPS(float64(ops)/t.Second.Dur), avgLat, StreamFloat(float64(p99)/1e9))
 }

@@ -56,7 +56,7 @@ func Summary(w io.Writer, r *result.Result) {
 				MiBps(s.BandwidthBps.Min), MiBps(s.BandwidthBps.Max), MiBps(s.BandwidthBps.Stddev))
 		}
 	}
-	fmt.Fprintf(w, "  cpu %.1f%% (user %.2fs, sys %.2fs), errors: %s", r.CPU.Percent, r.CPU.UserSeconds, r.CPU.SystemSeconds, errorList(r.Errors))
+	fmt.Fprintf(w, "  cpu %.1f%% (user %.2fs, sys %.2fs), errors: %s", r.CPU.Percent, r.CPU.UserSeconds, r.CPU.SystemSeconds, ErrorList(r.Errors))
 	if r.Missed+r.Late > 0 {
 		fmt.Fprintf(w, ", paced ops late %d, missed %d", r.Late, r.Missed)
 	}
@@ -76,7 +76,7 @@ func mix(readPercent int) string {
 	return fmt.Sprintf("%d%% read", readPercent)
 }
 
-func errorList(errs map[string]int64) string {
+func ErrorList(errs map[string]int64) string {
 	if len(errs) == 0 {
 		return "none"
 	}

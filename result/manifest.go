@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/cephbench/cephbench/internal/atomicfile"
+	"github.com/cephbench/cephbench/internal/io/atomicfile"
 )
 
 // ManifestSchema identifies the format of a Manifest.

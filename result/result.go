@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/cluster"
-	"github.com/cephbench/cephbench/internal/atomicfile"
+	"github.com/cephbench/cephbench/internal/io/atomicfile"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"

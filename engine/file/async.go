@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/kaio"
+	"github.com/cephbench/cephbench/internal/io/kaio"
 	"github.com/cephbench/cephbench/spec"
 )
 

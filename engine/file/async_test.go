@@ -13,7 +13,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/file"
-	"github.com/cephbench/cephbench/internal/kaio"
+	"github.com/cephbench/cephbench/internal/io/kaio"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"

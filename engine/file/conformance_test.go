@@ -7,7 +7,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/enginetest"
-	"github.com/cephbench/cephbench/internal/kaio"
+	"github.com/cephbench/cephbench/internal/io/kaio"
 	"github.com/cephbench/cephbench/spec"
 )
 

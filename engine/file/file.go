@@ -27,9 +27,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/devsafe"
-	"github.com/cephbench/cephbench/internal/kaio"
-	"github.com/cephbench/cephbench/internal/sysio"
+	"github.com/cephbench/cephbench/internal/io/devsafe"
+	"github.com/cephbench/cephbench/internal/io/kaio"
+	"github.com/cephbench/cephbench/internal/io/sysio"
 	"github.com/cephbench/cephbench/spec"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/file"
-	"github.com/cephbench/cephbench/internal/devsafe/devsafetest"
+	"github.com/cephbench/cephbench/internal/io/devsafe/devsafetest"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"
 )

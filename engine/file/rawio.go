@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Raw system calls (see internal/sysio) block a Go processor while the
+// Raw system calls (see internal/io/sysio) block a Go processor while the
 // kernel holds the I/O: short on a local disk, but minutes on a network
 // filesystem or an RBD device whose OSD died, so those keep ordinary calls.
 

@@ -1,6 +1,6 @@
 //go:build ceph
 
-// The librados backend of the aioq queue core (internal/aioq/aioq.h).
+// The librados backend of the aioq queue core (internal/io/aioq/aioq.h).
 //
 // C++ because librados's C API copies every write into a buffer of its own
 // (a 4 MiB malloc, page faults and memcpy per op on the submitting thread);

@@ -4,8 +4,8 @@ package rados
 
 /*
 #cgo LDFLAGS: -lrados
-#cgo CFLAGS: -I${SRCDIR}/../../internal/aioq
-#cgo CXXFLAGS: -std=c++17 -O2 -I${SRCDIR}/../../internal/aioq
+#cgo CFLAGS: -I${SRCDIR}/../../internal/io/aioq
+#cgo CXXFLAGS: -std=c++17 -O2 -I${SRCDIR}/../../internal/io/aioq
 #include "backend.h"
 
 static void *cbrados_issue_fn(void) { return (void *)cbrados_issue; }
@@ -22,10 +22,10 @@ import (
 
 	"github.com/ceph/go-ceph/rados"
 
-	"github.com/cephbench/cephbench/internal/aioq"
+	"github.com/cephbench/cephbench/internal/io/aioq"
 )
 
-// aioQueue is the queue core (internal/aioq) over the librados backend
+// aioQueue is the queue core (internal/io/aioq) over the librados backend
 // (aio.cc), shared by the engine's queue and load-gen's. Not safe for
 // concurrent use.
 type aioQueue struct {

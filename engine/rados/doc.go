@@ -6,7 +6,7 @@
 // Objects are rados bench's: its names, its data and its metadata object,
 // so that Ceph's rados bench reads and removes what cephbench writes, and
 // the other way round. The data path drives librados aio from C++ (aio.cc,
-// a backend of the queue core in internal/aioq): completions are
+// a backend of the queue core in internal/io/aioq): completions are
 // timestamped in the callback and reaped in batches, so one connection
 // keeps any queue depth in flight without an OS thread per op.
 //

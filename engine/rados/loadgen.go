@@ -30,8 +30,8 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/aioq"
-	"github.com/cephbench/cephbench/internal/loadgen"
+	"github.com/cephbench/cephbench/internal/io/aioq"
+	"github.com/cephbench/cephbench/internal/peer/loadgen"
 )
 
 // Pool is an open pool whose objects the caller names, for rados
@@ -159,7 +159,7 @@ func (p *Pool) Remove(ctx context.Context, names []string) error {
 	return removeAll(ctx, p.ioctx, len(names), func(i int, b []byte) []byte { return append(b, names[i]...) })
 }
 
-// ObjectQueue is a librados aio queue (internal/aioq with the librados backend) for ops that name their
+// ObjectQueue is a librados aio queue (internal/io/aioq with the librados backend) for ops that name their
 // objects; completions are stamped in the librados callback. Not safe for
 // concurrent use.
 type ObjectQueue struct {

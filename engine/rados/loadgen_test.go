@@ -13,7 +13,7 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	cbrados "github.com/cephbench/cephbench/engine/rados"
 	"github.com/cephbench/cephbench/internal/cephtest"
-	"github.com/cephbench/cephbench/internal/loadgen"
+	"github.com/cephbench/cephbench/internal/peer/loadgen"
 )
 
 func TestPoolCreatesOnlyNewObjectsAndRemovesWhatItIsGiven(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/radosbench"
+	"github.com/cephbench/cephbench/internal/peer/radosbench"
 )
 
 var errNoMetadata = errors.New("no benchmark metadata")

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/aioq"
-	"github.com/cephbench/cephbench/internal/radosbench"
+	"github.com/cephbench/cephbench/internal/io/aioq"
+	"github.com/cephbench/cephbench/internal/peer/radosbench"
 )
 
 // NewQueue returns an aio queue of the given depth on the session's pool,

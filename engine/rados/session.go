@@ -15,7 +15,7 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/radosbench"
+	"github.com/cephbench/cephbench/internal/peer/radosbench"
 	"github.com/cephbench/cephbench/spec"
 )
 

@@ -1,6 +1,6 @@
 //go:build ceph
 
-/* The librbd backend of the aioq queue core (internal/aioq/aioq.h): one
+/* The librbd backend of the aioq queue core (internal/io/aioq/aioq.h): one
  * image handle, shared by every queue of a session (librbd's aio calls are
  * thread-safe), and its blocking calls for the synchronous path. */
 

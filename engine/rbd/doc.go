@@ -16,7 +16,7 @@
 // so that every op reaches the OSDs.
 //
 // The data path drives librbd aio from C (backend.c, a backend of the
-// queue core in internal/aioq), so one image handle keeps any queue depth
+// queue core in internal/io/aioq), so one image handle keeps any queue depth
 // in flight without an OS thread per op.
 //
 // It needs cgo, librados and librbd; it is built with the "ceph" build tag

@@ -4,7 +4,7 @@ package rbd
 
 /*
 #cgo LDFLAGS: -lrbd -lrados
-#cgo CFLAGS: -I${SRCDIR}/../../internal/aioq
+#cgo CFLAGS: -I${SRCDIR}/../../internal/io/aioq
 #include <stdlib.h>
 #include "backend.h"
 
@@ -28,8 +28,8 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	cbrados "github.com/cephbench/cephbench/engine/rados"
-	"github.com/cephbench/cephbench/internal/aioq"
-	"github.com/cephbench/cephbench/internal/devsafe"
+	"github.com/cephbench/cephbench/internal/io/aioq"
+	"github.com/cephbench/cephbench/internal/io/devsafe"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/radosbench"
+	"github.com/cephbench/cephbench/internal/peer/radosbench"
 	"github.com/cephbench/cephbench/spec"
 )
 

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/devsafe"
-	"github.com/cephbench/cephbench/internal/kaio"
+	"github.com/cephbench/cephbench/internal/io/devsafe"
+	"github.com/cephbench/cephbench/internal/io/kaio"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"

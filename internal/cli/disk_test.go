@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/cephbench/cephbench/internal/devsafe/devsafetest"
+	"github.com/cephbench/cephbench/internal/io/devsafe/devsafetest"
 	"github.com/cephbench/cephbench/result"
 )
 

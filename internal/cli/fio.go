@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/diskstats"
-	"github.com/cephbench/cephbench/internal/fiojob"
-	"github.com/cephbench/cephbench/internal/fioreport"
+	"github.com/cephbench/cephbench/internal/io/diskstats"
+	"github.com/cephbench/cephbench/internal/peer/fiojob"
+	"github.com/cephbench/cephbench/internal/peer/fioreport"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cephbench/cephbench/internal/devsafe/devsafetest"
+	"github.com/cephbench/cephbench/internal/io/devsafe/devsafetest"
 	"github.com/cephbench/cephbench/result"
 )
 

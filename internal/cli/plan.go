@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/aggregate"
-	"github.com/cephbench/cephbench/internal/atomicfile"
-	"github.com/cephbench/cephbench/internal/fiojob"
+	"github.com/cephbench/cephbench/internal/io/atomicfile"
+	"github.com/cephbench/cephbench/internal/peer/fiojob"
 	"github.com/cephbench/cephbench/plan"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/report/document"

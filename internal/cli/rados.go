@@ -14,7 +14,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/rados"
-	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -185,7 +185,7 @@ func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, res
 				w.QueueDepth, int64(w.BlockSize), int64(w.EffectiveObjectSize()), int64(w.Duration.D().Seconds()), w.Objects)
 			fmt.Fprintf(env.Stdout, "Object prefix: %s\n", prefix)
 		}
-		return report.NewRadosProgress(env.Stdout, int64(w.BlockSize)).Tick
+		return cephtext.NewRadosProgress(env.Stdout, int64(w.BlockSize)).Tick
 	}}
 	res, err := runStep(ctx, st, out)
 	if err != nil {
@@ -197,10 +197,10 @@ func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, res
 	}
 	switch format {
 	case "plain":
-		report.RadosSummary(env.Stdout, res, kind)
+		cephtext.RadosSummary(env.Stdout, res, kind)
 		fmt.Fprintf(env.Stdout, "Result saved to:        %s\n", st.save)
 	default:
-		doc := report.RadosJSON(res, kind, w.QueueDepth, prefix)
+		doc := cephtext.RadosJSON(res, kind, w.QueueDepth, prefix)
 		var b []byte
 		if format == "json-pretty" {
 			b, err = json.MarshalIndent(doc, "", "    ")

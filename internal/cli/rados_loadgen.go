@@ -18,7 +18,7 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/rados"
-	"github.com/cephbench/cephbench/internal/loadgen"
+	"github.com/cephbench/cephbench/internal/peer/loadgen"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"

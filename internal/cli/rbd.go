@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -181,14 +181,14 @@ func rbdBench(ctx context.Context, env Env, w spec.Workload, f *rbdBenchFlags) e
 	st := step{name: name, w: w, save: stamped(f.results, name) + ".json"}
 	pattern := map[spec.Pattern]string{spec.Sequential: "sequential", spec.Random: "random"}[w.Pattern]
 	out := stepOutput{opened: func(engine.Session) func(runner.Tick) {
-		report.RBDStart(env.Stdout, ioType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)
-		return report.NewRBDProgress(env.Stdout).Tick
+		cephtext.RBDStart(env.Stdout, ioType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)
+		return cephtext.NewRBDProgress(env.Stdout).Tick
 	}}
 	res, err := runStep(ctx, st, out)
 	if err != nil {
 		return err
 	}
-	report.RBDSummary(env.Stdout, res)
+	cephtext.RBDSummary(env.Stdout, res)
 	fmt.Fprintf(env.Stdout, "result saved to: %s\n", st.save)
 	if res.Interrupted {
 		return errInterrupted

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/aggregate"
-	"github.com/cephbench/cephbench/internal/atomicfile"
+	"github.com/cephbench/cephbench/internal/io/atomicfile"
 	"github.com/cephbench/cephbench/report/document"
 	"github.com/cephbench/cephbench/report/htmlreport"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/diskstats"
+	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"

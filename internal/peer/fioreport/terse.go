@@ -3,7 +3,7 @@ package fioreport
 import (
 	"io"
 
-	"github.com/cephbench/cephbench/internal/diskstats"
+	"github.com/cephbench/cephbench/internal/io/diskstats"
 )
 
 // WriteTerse writes fio's terse report, version 3 (--minimal): a line of

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/aioq"
-	"github.com/cephbench/cephbench/internal/aioq/aioqtest"
+	"github.com/cephbench/cephbench/internal/io/aioq"
+	"github.com/cephbench/cephbench/internal/io/aioq/aioqtest"
 )
 
 const blockSize = 512

@@ -1,4 +1,4 @@
-package report
+package cephtext
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 )
@@ -39,7 +40,7 @@ func (p *RadosProgress) Tick(t runner.Tick) {
 	p.rows++
 	if p.rows%20 == 0 {
 		fmt.Fprintf(p.w, "%s min lat: %s max lat: %s avg lat: %s\n",
-			time.Now().Format("2006-01-02T15:04:05.000000-0700"), cg(max(p.min, 0)), cg(p.max), cg(p.avg()))
+			time.Now().Format("2006-01-02T15:04:05.000000-0700"), report.StreamFloat(max(p.min, 0)), report.StreamFloat(p.max), report.StreamFloat(p.avg()))
 		fmt.Fprint(p.w, radosHeader)
 	}
 	var ops int64
@@ -59,11 +60,11 @@ func (p *RadosProgress) Tick(t runner.Tick) {
 	avgBW := float64(p.finished*p.opSize) / (1 << 20) / t.Second.T
 	cur, lastLat := "0", "-"
 	if ops > 0 {
-		cur = cg(float64(ops*p.opSize) / (1 << 20) / t.Second.Dur)
-		lastLat = cg(float64(last) / 1e9)
+		cur = report.StreamFloat(float64(ops*p.opSize) / (1 << 20) / t.Second.Dur)
+		lastLat = report.StreamFloat(float64(last) / 1e9)
 	}
 	fmt.Fprintf(p.w, "%5.0f %7d %9d %9d %9s %9s %11s %11s\n",
-		t.Second.T, t.InFlight, t.Started, t.Finished, cg(avgBW), cur, lastLat, cg(p.avg()))
+		t.Second.T, t.InFlight, t.Started, t.Finished, report.StreamFloat(avgBW), cur, lastLat, report.StreamFloat(p.avg()))
 }
 
 // minLat approximates a second's fastest op by its lowest kept percentile;
@@ -89,10 +90,10 @@ func RadosSummary(w io.Writer, r *result.Result, kind string) {
 	s := r.Ops[kind]
 	bs := int64(r.Spec.BlockSize)
 	secs := r.ElapsedSeconds
-	mbps := func(bps float64) string { return cg(bps / (1 << 20)) }
-	lat := func(ns float64) string { return cg(ns / 1e9) }
+	mbps := func(bps float64) string { return report.StreamFloat(bps / (1 << 20)) }
+	lat := func(ns float64) string { return report.StreamFloat(ns / 1e9) }
 	if kind == "write" {
-		fmt.Fprintf(w, "Total time run:         %s\n", cg(secs))
+		fmt.Fprintf(w, "Total time run:         %s\n", report.StreamFloat(secs))
 		fmt.Fprintf(w, "Total writes made:      %d\n", s.Ops)
 		fmt.Fprintf(w, "Write size:             %d\n", bs)
 		fmt.Fprintf(w, "Object size:            %d\n", int64(r.Spec.EffectiveObjectSize()))
@@ -101,7 +102,7 @@ func RadosSummary(w io.Writer, r *result.Result, kind string) {
 		fmt.Fprintf(w, "Max bandwidth (MB/sec): %s\n", mbps(s.BandwidthBps.Max))
 		fmt.Fprintf(w, "Min bandwidth (MB/sec): %s\n", mbps(s.BandwidthBps.Min))
 		fmt.Fprintf(w, "Average IOPS:           %d\n", int64(s.IOPS.Mean))
-		fmt.Fprintf(w, "Stddev IOPS:            %s\n", cg(s.IOPS.Stddev))
+		fmt.Fprintf(w, "Stddev IOPS:            %s\n", report.StreamFloat(s.IOPS.Stddev))
 		fmt.Fprintf(w, "Max IOPS:               %d\n", int64(s.IOPS.Max))
 		fmt.Fprintf(w, "Min IOPS:               %d\n", int64(s.IOPS.Min))
 		fmt.Fprintf(w, "Average Latency(s):     %s\n", lat(s.Latency.MeanNs))
@@ -109,13 +110,13 @@ func RadosSummary(w io.Writer, r *result.Result, kind string) {
 		fmt.Fprintf(w, "Max latency(s):         %s\n", lat(float64(s.Latency.MaxNs)))
 		fmt.Fprintf(w, "Min latency(s):         %s\n", lat(float64(s.Latency.MinNs)))
 	} else {
-		fmt.Fprintf(w, "Total time run:       %s\n", cg(secs))
+		fmt.Fprintf(w, "Total time run:       %s\n", report.StreamFloat(secs))
 		fmt.Fprintf(w, "Total reads made:     %d\n", s.Ops)
 		fmt.Fprintf(w, "Read size:            %d\n", bs)
 		fmt.Fprintf(w, "Object size:          %d\n", int64(r.Spec.EffectiveObjectSize()))
 		fmt.Fprintf(w, "Bandwidth (MB/sec):   %s\n", mbps(s.BandwidthBps.Mean))
 		fmt.Fprintf(w, "Average IOPS:         %d\n", int64(s.IOPS.Mean))
-		fmt.Fprintf(w, "Stddev IOPS:          %s\n", cg(s.IOPS.Stddev))
+		fmt.Fprintf(w, "Stddev IOPS:          %s\n", report.StreamFloat(s.IOPS.Stddev))
 		fmt.Fprintf(w, "Max IOPS:             %d\n", int64(s.IOPS.Max))
 		fmt.Fprintf(w, "Min IOPS:             %d\n", int64(s.IOPS.Min))
 		fmt.Fprintf(w, "Average Latency(s):   %s\n", lat(s.Latency.MeanNs))
@@ -126,7 +127,7 @@ func RadosSummary(w io.Writer, r *result.Result, kind string) {
 	fmt.Fprintf(w, "Latency percentiles(s): p50 %s p90 %s p99 %s p99.9 %s p99.99 %s\n",
 		lat(float64(p.At(50))), lat(float64(p.At(90))), lat(float64(p.At(99))), lat(float64(p.At(99.9))), lat(float64(p.At(99.99))))
 	if s.Errors > 0 {
-		fmt.Fprintf(w, "Errors:                 %d (%s)\n", s.Errors, errorList(r.Errors))
+		fmt.Fprintf(w, "Errors:                 %d (%s)\n", s.Errors, report.ErrorList(r.Errors))
 	}
 }
 

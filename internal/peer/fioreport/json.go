@@ -10,7 +10,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/cephbench/cephbench/internal/diskstats"
+	"github.com/cephbench/cephbench/internal/io/diskstats"
 )
 
 // object is a JSON object that keeps its keys in order, as fio's do.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cephbench/cephbench/internal/devsafe/devsafetest"
+	"github.com/cephbench/cephbench/internal/io/devsafe/devsafetest"
 	"golang.org/x/sys/unix"
 )
 

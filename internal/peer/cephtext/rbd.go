@@ -1,4 +1,4 @@
-package report
+package cephtext
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 )
@@ -65,7 +66,7 @@ func (p *RBDProgress) Tick(t runner.Tick) {
 	if dur <= 0 {
 		return
 	}
-	fmt.Fprintf(p.w, "%5d%10d%10s%10s/s\n", int64(t.Second.T), t.Finished, cg(float64(ops)/dur), byteU(float64(bytes)/dur))
+	fmt.Fprintf(p.w, "%5d%10d%10s%10s/s\n", int64(t.Second.T), t.Finished, report.StreamFloat(float64(ops)/dur), byteU(float64(bytes)/dur))
 }
 
 // byteU is Ceph's byte_u_t: whole units of 1024, as rbd bench prints
@@ -93,11 +94,11 @@ func RBDSummary(w io.Writer, r *result.Result) {
 	}
 	read, write := r.Ops["read"], r.Ops["write"]
 	ops, bytes := read.Ops+write.Ops, read.Bytes+write.Bytes
-	fmt.Fprintf(w, "elapsed: %d   ops: %d   ops/sec: %s   bytes/sec: %s/s\n", int64(secs), ops, cg(rate(ops)), byteU(rate(bytes)))
+	fmt.Fprintf(w, "elapsed: %d   ops: %d   ops/sec: %s   bytes/sec: %s/s\n", int64(secs), ops, report.StreamFloat(rate(ops)), byteU(rate(bytes)))
 	mixed := read.Ops > 0 && write.Ops > 0
 	if mixed {
-		fmt.Fprintf(w, "read_ops: %d   read_ops/sec: %s   read_bytes/sec: %s/s\n", read.Ops, cg(rate(read.Ops)), byteU(rate(read.Bytes)))
-		fmt.Fprintf(w, "write_ops: %d   write_ops/sec: %s   write_bytes/sec: %s/s\n", write.Ops, cg(rate(write.Ops)), byteU(rate(write.Bytes)))
+		fmt.Fprintf(w, "read_ops: %d   read_ops/sec: %s   read_bytes/sec: %s/s\n", read.Ops, report.StreamFloat(rate(read.Ops)), byteU(rate(read.Bytes)))
+		fmt.Fprintf(w, "write_ops: %d   write_ops/sec: %s   write_bytes/sec: %s/s\n", write.Ops, report.StreamFloat(rate(write.Ops)), byteU(rate(write.Bytes)))
 	}
 	for _, kind := range []string{"read", "write"} {
 		s := r.Ops[kind]
@@ -111,12 +112,12 @@ func RBDSummary(w io.Writer, r *result.Result) {
 		fmt.Fprintf(w, "%slatency(ms): %s\n", prefix, rbdLatency(s.Latency))
 	}
 	if errs := read.Errors + write.Errors; errs > 0 {
-		fmt.Fprintf(w, "errors: %d (%s)\n", errs, errorList(r.Errors))
+		fmt.Fprintf(w, "errors: %d (%s)\n", errs, report.ErrorList(r.Errors))
 	}
 }
 
 func rbdLatency(l metrics.Latency) string {
-	ms := func(ns float64) string { return cg(ns / 1e6) }
+	ms := func(ns float64) string { return report.StreamFloat(ns / 1e6) }
 	p := l.Percentiles
 	return fmt.Sprintf("min %s avg %s p50 %s p90 %s p99 %s p99.9 %s p99.99 %s max %s",
 		ms(float64(l.MinNs)), ms(l.MeanNs), ms(float64(p.At(50))), ms(float64(p.At(90))), ms(float64(p.At(99))),

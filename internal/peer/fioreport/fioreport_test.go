@@ -17,7 +17,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	_ "github.com/cephbench/cephbench/engine/null"
-	"github.com/cephbench/cephbench/internal/diskstats"
+	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"

@@ -46,7 +46,7 @@ package fioreport
 import (
 	"time"
 
-	"github.com/cephbench/cephbench/internal/diskstats"
+	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/result"
 )
 

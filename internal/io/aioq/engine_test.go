@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/aioq"
+	"github.com/cephbench/cephbench/internal/io/aioq"
 )
 
 func TestEngineQueueTimesAndChecksOps(t *testing.T) {
