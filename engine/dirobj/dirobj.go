@@ -28,8 +28,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/peer/radosbench"
 	"github.com/cephbench/cephbench/internal/io/sysio"
+	"github.com/cephbench/cephbench/internal/peer/radosbench"
 	"github.com/cephbench/cephbench/spec"
 )
 
