@@ -89,41 +89,9 @@ type Outputs struct {
 
 // Parse builds a snapshot from the mon commands' JSON.
 func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
-	var st struct {
-		FSID   string `json:"fsid"`
-		Health struct {
-			Status string `json:"status"`
-			Checks map[string]struct {
-				Summary struct {
-					Message string `json:"message"`
-				} `json:"summary"`
-			} `json:"checks"`
-		} `json:"health"`
-		MonMap struct {
-			NumMons int `json:"num_mons"`
-		} `json:"monmap"`
-		OSDMap struct {
-			NumOSDs   int `json:"num_osds"`
-			NumUpOSDs int `json:"num_up_osds"`
-			NumInOSDs int `json:"num_in_osds"`
-		} `json:"osdmap"`
-		PGMap struct {
-			ByState []struct {
-				State string `json:"state_name"`
-				Count int    `json:"count"`
-			} `json:"pgs_by_state"`
-		} `json:"pgmap"`
-		FSMap struct {
-			ByRank  []json.RawMessage `json:"by_rank"`
-			Standby int               `json:"up:standby"`
-		} `json:"fsmap"`
-		MgrMap struct {
-			Available   bool `json:"available"`
-			NumStandbys int  `json:"num_standbys"`
-		} `json:"mgrmap"`
-	}
-	if err := json.Unmarshal(o.Status, &st); err != nil {
-		return nil, fmt.Errorf("ceph status: %w", err)
+	st, err := ParseStatus(o.Status)
+	if err != nil {
+		return nil, err
 	}
 	s := &Snapshot{
 		Taken: taken.UTC(), FSID: st.FSID,
@@ -142,8 +110,8 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 		}
 		s.Health.Checks[name] = c.Summary.Message
 	}
-	for _, p := range st.PGMap.ByState {
-		s.PGStates[p.State] = p.Count
+	for _, p := range st.PGMap.PGsByState {
+		s.PGStates[p.StateName] = p.Count
 	}
 
 	var df struct {

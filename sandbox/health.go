@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cephbench/cephbench/cluster"
 )
 
 // toleratedChecks are health checks that do not make a sandbox unhealthy.
@@ -25,40 +27,6 @@ var toleratedChecks = map[string]bool{
 // errNotRunning is the health problem no wait can cure.
 var errNotRunning = errors.New("not running")
 
-// cephStatus is the part of "ceph status -f json" that health is judged on.
-type cephStatus struct {
-	Health struct {
-		Status string `json:"status"`
-		Checks map[string]struct {
-			Severity string `json:"severity"`
-			Summary  struct {
-				Message string `json:"message"`
-			} `json:"summary"`
-		} `json:"checks"`
-	} `json:"health"`
-	OSDMap struct {
-		NumOSDs   int `json:"num_osds"`
-		NumUpOSDs int `json:"num_up_osds"`
-		NumInOSDs int `json:"num_in_osds"`
-	} `json:"osdmap"`
-	PGMap struct {
-		PGsByState []struct {
-			StateName string `json:"state_name"`
-			Count     int    `json:"count"`
-		} `json:"pgs_by_state"`
-		NumPGs   int `json:"num_pgs"`
-		NumPools int `json:"num_pools"`
-	} `json:"pgmap"`
-	FSMap struct {
-		ByRank []struct {
-			Status string `json:"status"`
-		} `json:"by_rank"`
-	} `json:"fsmap"`
-	MgrMap struct {
-		Available bool `json:"available"`
-	} `json:"mgrmap"`
-}
-
 // expect is what a healthy sandbox has.
 type expect struct {
 	osds  int
@@ -68,7 +36,7 @@ type expect struct {
 }
 
 // problems returns why s is not a healthy sandbox, or nothing if it is.
-func problems(s cephStatus, want expect) []string {
+func problems(s *cluster.Status, want expect) []string {
 	var out []string
 	if !s.MgrMap.Available {
 		out = append(out, "no active mgr")
@@ -110,7 +78,7 @@ func problems(s cephStatus, want expect) []string {
 	return out
 }
 
-func hasActiveMDS(s cephStatus) bool {
+func hasActiveMDS(s *cluster.Status) bool {
 	for _, r := range s.FSMap.ByRank {
 		if r.Status == "up:active" {
 			return true
@@ -139,9 +107,9 @@ func (c *Cluster) CheckHealth(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var s cephStatus
-	if err := json.Unmarshal(out, &s); err != nil {
-		return fmt.Errorf("ceph status: %w", err)
+	s, err := cluster.ParseStatus(out)
+	if err != nil {
+		return err
 	}
 	out, err = c.Ceph(ctx, "osd", "pool", "ls", "detail", "-f", "json")
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cephbench/cephbench/cluster"
 )
 
 // parseConf reads ceph.conf into section → key → value.
@@ -119,14 +121,14 @@ func TestConfOneMemstoreOSDWithoutAuth(t *testing.T) {
 	}
 }
 
-func loadStatus(t *testing.T, name string) cephStatus {
+func loadStatus(t *testing.T, name string) *cluster.Status {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s cephStatus
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := cluster.ParseStatus(b)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -147,22 +149,22 @@ func TestProblems(t *testing.T) {
 	}
 
 	cases := map[string]struct {
-		change func(*cephStatus, *expect)
+		change func(*cluster.Status, *expect)
 		want   string // "" for healthy
 	}{
-		"a pool the mgr has not seen": {func(_ *cephStatus, e *expect) { e.pools, e.pgs = 9, 65 }, "mgr knows 57 PGs in 8 pools, the OSD map has 65 in 9"},
-		"no MDS":                      {func(s *cephStatus, _ *expect) { s.FSMap.ByRank = nil }, "no active MDS"},
-		"no MDS wanted":               {func(s *cephStatus, e *expect) { s.FSMap.ByRank, e.mds = nil, false }, ""},
-		"no mgr":                      {func(s *cephStatus, _ *expect) { s.MgrMap.Available = false }, "no active mgr"},
-		"an OSD more than started":    {func(s *cephStatus, _ *expect) { s.OSDMap.NumOSDs = 4 }, "3 of 3 OSDs up"},
-		"an untagged pool":            {func(s *cephStatus, _ *expect) { warn(s, "POOL_APP_NOT_ENABLED") }, ""},
-		"a busy host":                 {func(s *cephStatus, _ *expect) { warn(s, "OSD_SLOW_PING_TIME_BACK") }, ""},
-		"slow ops":                    {func(s *cephStatus, _ *expect) { warn(s, "SLOW_OPS") }, "HEALTH_WARN SLOW_OPS"},
-		"a crash":                     {func(s *cephStatus, _ *expect) { warn(s, "RECENT_CRASH") }, "RECENT_CRASH"},
+		"a pool the mgr has not seen": {func(_ *cluster.Status, e *expect) { e.pools, e.pgs = 9, 65 }, "mgr knows 57 PGs in 8 pools, the OSD map has 65 in 9"},
+		"no MDS":                      {func(s *cluster.Status, _ *expect) { s.FSMap.ByRank = nil }, "no active MDS"},
+		"no MDS wanted":               {func(s *cluster.Status, e *expect) { s.FSMap.ByRank, e.mds = nil, false }, ""},
+		"no mgr":                      {func(s *cluster.Status, _ *expect) { s.MgrMap.Available = false }, "no active mgr"},
+		"an OSD more than started":    {func(s *cluster.Status, _ *expect) { s.OSDMap.NumOSDs = 4 }, "3 of 3 OSDs up"},
+		"an untagged pool":            {func(s *cluster.Status, _ *expect) { warn(s, "POOL_APP_NOT_ENABLED") }, ""},
+		"a busy host":                 {func(s *cluster.Status, _ *expect) { warn(s, "OSD_SLOW_PING_TIME_BACK") }, ""},
+		"slow ops":                    {func(s *cluster.Status, _ *expect) { warn(s, "SLOW_OPS") }, "HEALTH_WARN SLOW_OPS"},
+		"a crash":                     {func(s *cluster.Status, _ *expect) { warn(s, "RECENT_CRASH") }, "RECENT_CRASH"},
 	}
 	for name, tc := range cases {
 		s, e := loadStatus(t, "status-healthy.json"), healthy
-		tc.change(&s, &e)
+		tc.change(s, &e)
 		got := strings.Join(problems(s, e), "; ")
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: problems %q, want %q", name, got, tc.want)
@@ -171,7 +173,7 @@ func TestProblems(t *testing.T) {
 }
 
 // warn adds a HEALTH_WARN check to s.
-func warn(s *cephStatus, name string) {
+func warn(s *cluster.Status, name string) {
 	s.Health.Status = "HEALTH_WARN"
 	b, _ := json.Marshal(map[string]any{"checks": map[string]any{
 		name: map[string]any{"severity": "HEALTH_WARN", "summary": map[string]any{"message": "something"}},
