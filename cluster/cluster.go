@@ -114,6 +114,25 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 		s.PGStates[p.StateName] = p.Count
 	}
 
+	usage, err := s.addDF(o.DF)
+	if err == nil {
+		err = s.addPools(o.PoolsDetail, usage)
+	}
+	if err == nil {
+		err = s.addOSDTree(o.OSDTree)
+	}
+	if err == nil {
+		err = s.addVersions(o.Versions)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// addDF sets the cluster's usage from `ceph df` and returns each pool's,
+// by name.
+func (s *Snapshot) addDF(b []byte) (map[string]Pool, error) {
 	var df struct {
 		Stats struct {
 			Total int64 `json:"total_bytes"`
@@ -129,7 +148,7 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 			} `json:"stats"`
 		} `json:"pools"`
 	}
-	if err := json.Unmarshal(o.DF, &df); err != nil {
+	if err := json.Unmarshal(b, &df); err != nil {
 		return nil, fmt.Errorf("ceph df: %w", err)
 	}
 	s.Usage = Usage{TotalBytes: df.Stats.Total, UsedBytes: df.Stats.Used, AvailBytes: df.Stats.Avail}
@@ -137,7 +156,11 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 	for _, p := range df.Pools {
 		usage[p.Name] = Pool{StoredBytes: p.Stats.Stored, Objects: p.Stats.Objects}
 	}
+	return usage, nil
+}
 
+// addPools adds the pools of `ceph osd pool ls detail`, with their usage.
+func (s *Snapshot) addPools(b []byte, usage map[string]Pool) error {
 	var pools []struct {
 		Name    string                     `json:"pool_name"`
 		ID      int                        `json:"pool_id"`
@@ -148,8 +171,8 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 		Flags   string                     `json:"flags_names"`
 		Apps    map[string]json.RawMessage `json:"application_metadata"`
 	}
-	if err := json.Unmarshal(o.PoolsDetail, &pools); err != nil {
-		return nil, fmt.Errorf("ceph osd pool ls detail: %w", err)
+	if err := json.Unmarshal(b, &pools); err != nil {
+		return fmt.Errorf("ceph osd pool ls detail: %w", err)
 	}
 	for _, p := range pools {
 		pool := Pool{Name: p.Name, ID: p.ID, Type: "replicated", Size: p.Size, MinSize: p.MinSize, PGNum: p.PGNum, Flags: p.Flags,
@@ -163,7 +186,11 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 		sort.Strings(pool.Applications)
 		s.Pools = append(s.Pools, pool)
 	}
+	return nil
+}
 
+// addOSDTree adds `ceph osd tree`'s nodes, depth first from each root.
+func (s *Snapshot) addOSDTree(b []byte) error {
 	var tree struct {
 		Nodes []struct {
 			ID       int     `json:"id"`
@@ -175,8 +202,8 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 			Children []int   `json:"children"`
 		} `json:"nodes"`
 	}
-	if err := json.Unmarshal(o.OSDTree, &tree); err != nil {
-		return nil, fmt.Errorf("ceph osd tree: %w", err)
+	if err := json.Unmarshal(b, &tree); err != nil {
+		return fmt.Errorf("ceph osd tree: %w", err)
 	}
 	byID := map[int]int{}
 	for i, n := range tree.Nodes {
@@ -200,10 +227,14 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 			walk(n.ID, 0)
 		}
 	}
+	return nil
+}
 
+// addVersions adds `ceph versions`, per daemon type.
+func (s *Snapshot) addVersions(b []byte) error {
 	var versions map[string]map[string]int
-	if err := json.Unmarshal(o.Versions, &versions); err != nil {
-		return nil, fmt.Errorf("ceph versions: %w", err)
+	if err := json.Unmarshal(b, &versions); err != nil {
+		return fmt.Errorf("ceph versions: %w", err)
 	}
 	for daemon, vs := range versions {
 		if daemon == "overall" || len(vs) == 0 {
@@ -216,7 +247,7 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 		sort.Strings(parts)
 		s.Versions[daemon] = strings.Join(parts, ", ")
 	}
-	return s, nil
+	return nil
 }
 
 // shortVersion turns "ceph version 16.2.15 (618f...) pacific (stable)"
