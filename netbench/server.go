@@ -368,37 +368,10 @@ func (t *serverTest) run(ctx context.Context, ctl net.Conn) (err error) {
 		}
 	}()
 
-	// The client runs its ping-pong phase, opens its data connections and
-	// says "start".
-	_ = ctl.SetReadDeadline(time.Now().Add(t.p.RTT.D() + setupTimeout))
-	m, err := readFrame(ctl)
-	switch {
-	case err != nil:
-		return lost(err)
-	case m.Op != "start":
-		return fmt.Errorf("%q where \"start\" was due", m.Op)
+	streams, err = t.awaitStreams(ctx, ctl, lost)
+	if err != nil {
+		return err
 	}
-	if t.p.RTT > 0 {
-		fmt.Fprintf(out, "rtt: echoed %d round trips\n", t.echoed.Load()/rttMessage)
-	}
-	total := cap(t.arrive)
-	timeout := time.NewTimer(setupTimeout)
-	defer timeout.Stop()
-	for len(streams) < total {
-		select {
-		case st := <-t.arrive:
-			if slices.ContainsFunc(streams, func(o *stream) bool { return o.id == st.id }) {
-				_ = st.conn.Close()
-				return fmt.Errorf("stream %d arrived twice", st.id)
-			}
-			streams = append(streams, st)
-		case <-timeout.C:
-			return fmt.Errorf("only %d of %d data connections arrived within %s", len(streams), total, setupTimeout)
-		case <-ctx.Done():
-			return errStopped
-		}
-	}
-	slices.SortFunc(streams, func(a, b *stream) int { return a.id - b.id })
 
 	if err := writeFrame(ctl, message{Op: "go"}); err != nil {
 		return lost(err)
@@ -409,6 +382,68 @@ func (t *serverTest) run(ctx context.Context, ctl net.Conn) (err error) {
 	sd.begin(v.interval)
 	started = true
 
+	if failure := t.awaitStop(ctx, ctl, sd, lost); failure != nil {
+		sd.abort()
+		<-sd.done
+		return failure
+	}
+	counts := sd.counts()
+	v.ownSummary(counts)
+	fmt.Fprintf(out, "test from %s done: %s\n", t.peer, t.moved(v, counts))
+	// Free before answering: a client that starts its next test as soon
+	// as it has this one's report must not find the server busy, and the
+	// server's account is printed by then.
+	t.sv.release(t)
+	_ = ctl.SetWriteDeadline(time.Now().Add(setupTimeout))
+	if err := writeFrame(ctl, message{Op: "report", Report: &sideReport{Streams: counts, Series: sd.series}}); err != nil {
+		return lost(err)
+	}
+	return nil
+}
+
+// awaitStreams waits for the client's "start" after its ping-pong phase,
+// then for every data connection it opens, and returns them in stream
+// order. On an error it returns the streams that arrived, for the caller
+// to close.
+func (t *serverTest) awaitStreams(ctx context.Context, ctl net.Conn, lost func(error) error) ([]*stream, error) {
+	var streams []*stream
+	// The client runs its ping-pong phase, opens its data connections and
+	// says "start".
+	_ = ctl.SetReadDeadline(time.Now().Add(t.p.RTT.D() + setupTimeout))
+	m, err := readFrame(ctl)
+	switch {
+	case err != nil:
+		return streams, lost(err)
+	case m.Op != "start":
+		return nil, fmt.Errorf("%q where \"start\" was due", m.Op)
+	}
+	if t.p.RTT > 0 {
+		fmt.Fprintf(t.sv.out, "rtt: echoed %d round trips\n", t.echoed.Load()/rttMessage)
+	}
+	total := cap(t.arrive)
+	timeout := time.NewTimer(setupTimeout)
+	defer timeout.Stop()
+	for len(streams) < total {
+		select {
+		case st := <-t.arrive:
+			if slices.ContainsFunc(streams, func(o *stream) bool { return o.id == st.id }) {
+				_ = st.conn.Close()
+				return streams, fmt.Errorf("stream %d arrived twice", st.id)
+			}
+			streams = append(streams, st)
+		case <-timeout.C:
+			return streams, fmt.Errorf("only %d of %d data connections arrived within %s", len(streams), total, setupTimeout)
+		case <-ctx.Done():
+			return streams, errStopped
+		}
+	}
+	slices.SortFunc(streams, func(a, b *stream) int { return a.id - b.id })
+	return streams, nil
+}
+
+// awaitStop waits for the client's "stop" and the streams' end; it
+// returns why the test failed, or nil.
+func (t *serverTest) awaitStop(ctx context.Context, ctl net.Conn, sd *side, lost func(error) error) error {
 	// The client's next message is "stop"; the connection failing (or
 	// ctx, through the deadline) aborts the test.
 	_ = ctl.SetReadDeadline(time.Now().Add(t.p.Duration.D() + setupTimeout))
@@ -440,13 +475,12 @@ func (t *serverTest) run(ctx context.Context, ctl net.Conn) (err error) {
 			failure = errStopped
 		}
 	}
-	if failure != nil {
-		sd.abort()
-		<-sd.done
-		return failure
-	}
-	counts := sd.counts()
-	v.ownSummary(counts)
+	return failure
+}
+
+// moved says how many bytes each direction of the test moved, from this
+// side's view ("sent 123 bytes (up)").
+func (t *serverTest) moved(v view, counts []streamCount) string {
 	var done []string
 	for _, d := range t.p.directions() {
 		var n int64
@@ -461,14 +495,5 @@ func (t *serverTest) run(ctx context.Context, ctl net.Conn) (err error) {
 		}
 		done = append(done, fmt.Sprintf("%s %d bytes (%s)", verb, n, d))
 	}
-	fmt.Fprintf(out, "test from %s done: %s\n", t.peer, strings.Join(done, ", "))
-	// Free before answering: a client that starts its next test as soon
-	// as it has this one's report must not find the server busy, and the
-	// server's account is printed by then.
-	t.sv.release(t)
-	_ = ctl.SetWriteDeadline(time.Now().Add(setupTimeout))
-	if err := writeFrame(ctl, message{Op: "report", Report: &sideReport{Streams: counts, Series: sd.series}}); err != nil {
-		return lost(err)
-	}
-	return nil
+	return strings.Join(done, ", ")
 }
