@@ -18,17 +18,9 @@ import (
 // CompareSchema identifies the JSON of "cephbench compare".
 const CompareSchema = "cephbench.compare/v1"
 
-func newCompareCmd(env Env) *cobra.Command {
-	var (
-		failIf      []string
-		format      string
-		alpha       float64
-		ignoreNoise bool
-	)
-	cmd := &cobra.Command{
-		Use:   "compare A B [--fail-if COND]... [--format text|markdown|json] [--alpha 0.05]",
-		Short: "Compare two runs (say, before and after a tuning change) and tell changes from noise",
-		Long: `Compare the results of A and B, each a result file or a results folder:
+// compareLong is compare's help: what is matched and how noise is told
+// from a change.
+const compareLong = `Compare the results of A and B, each a result file or a results folder:
 typically a baseline before a change and a run after it, both with repeats.
 Measurements are matched by step, job, target and op kind; those of one side
 only are listed, not compared. For each matched measurement, IOPS, MiB/s and
@@ -60,7 +52,19 @@ Exit status: 0 when compared (also when things got worse, without
 --fail-if); 1 when a --fail-if condition holds, after printing the
 comparison and which measurements failed; 2 for bad input (a bad
 condition, a missing path, a file that is not a result, nothing in
-common). JSON figures are in ops/s, bytes/s and nanoseconds.`,
+common). JSON figures are in ops/s, bytes/s and nanoseconds.`
+
+func newCompareCmd(env Env) *cobra.Command {
+	var (
+		failIf      []string
+		format      string
+		alpha       float64
+		ignoreNoise bool
+	)
+	cmd := &cobra.Command{
+		Use:   "compare A B [--fail-if COND]... [--format text|markdown|json] [--alpha 0.05]",
+		Short: "Compare two runs (say, before and after a tuning change) and tell changes from noise",
+		Long:  compareLong,
 		Example: `  cephbench compare results/before results/after
   cephbench compare before/ after/ --fail-if 'iops < -5%' --fail-if 'p99 > 10%'
   cephbench compare base.json new.json --format markdown >> "$GITHUB_STEP_SUMMARY"`,
@@ -72,31 +76,13 @@ common). JSON figures are in ops/s, bytes/s and nanoseconds.`,
 			if !(alpha > 0 && alpha < 1) {
 				return usagef("invalid --alpha %g (want a probability between 0 and 1)", alpha)
 			}
-			var conds []aggregate.Condition
-			for _, flag := range failIf {
-				for part := range strings.SplitSeq(flag, ",") {
-					if strings.TrimSpace(part) == "" {
-						continue
-					}
-					c, err := aggregate.ParseCondition(part)
-					if err != nil {
-						return usagef("--fail-if: %v", err)
-					}
-					conds = append(conds, c)
-				}
+			conds, err := parseFailIf(failIf)
+			if err != nil {
+				return err
 			}
-			for _, p := range args {
-				if _, err := os.Stat(p); err != nil {
-					return usageErr(err)
-				}
-			}
-			var sets [2]*aggregate.Set
-			for i, p := range args {
-				s, err := aggregate.Load(p)
-				if err != nil {
-					return usageErr(err)
-				}
-				sets[i] = s
+			sets, err := loadCompared(args)
+			if err != nil {
+				return err
 			}
 			c := aggregate.Compare(sets[0].Groups(), sets[1].Groups(), alpha)
 			if len(c.Matched) == 0 {
@@ -338,4 +324,42 @@ func writeMarkdownTable(w io.Writer, rows [][]string, right []bool) {
 			line(align)
 		}
 	}
+}
+
+// parseFailIf parses the --fail-if flags, each one condition or several
+// separated by commas.
+func parseFailIf(flags []string) ([]aggregate.Condition, error) {
+	var conds []aggregate.Condition
+	for _, flag := range flags {
+		for part := range strings.SplitSeq(flag, ",") {
+			if strings.TrimSpace(part) == "" {
+				continue
+			}
+			c, err := aggregate.ParseCondition(part)
+			if err != nil {
+				return nil, usagef("--fail-if: %v", err)
+			}
+			conds = append(conds, c)
+		}
+	}
+	return conds, nil
+}
+
+// loadCompared loads the two sides of a comparison; a missing path or a
+// file that is not a result is bad input.
+func loadCompared(paths []string) ([2]*aggregate.Set, error) {
+	var sets [2]*aggregate.Set
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return sets, usageErr(err)
+		}
+	}
+	for i, p := range paths {
+		s, err := aggregate.Load(p)
+		if err != nil {
+			return sets, usageErr(err)
+		}
+		sets[i] = s
+	}
+	return sets, nil
 }
