@@ -81,21 +81,9 @@ to be cut short (its client then fails). --once serves one test and exits:
 	return cmd
 }
 
-func newNetClientCmd(env Env) *cobra.Command {
-	var (
-		p       = netbench.Params{Streams: 1, Duration: spec.Duration(10 * time.Second), RTT: spec.Duration(time.Second)}
-		length  = spec.Size(128 << 10)
-		port    int
-		reverse bool
-		bidir   bool
-		format  string
-		results string
-		quiet   bool
-	)
-	cmd := &cobra.Command{
-		Use:   "client HOST [--port 5201] [--time 10s] [--parallel N] [--reverse | --bidir] [--rtt 1s]",
-		Short: "Measure TCP throughput and round-trip latency to a cephbench net server",
-		Long: `Run one test against "cephbench net server" on HOST.
+// netClientLong is net client's help: the two phases, what the tables
+// count, and the exit codes.
+const netClientLong = `Run one test against "cephbench net server" on HOST.
 
 First a ping-pong phase (--rtt, 1 s by default; 0 skips it): 64-byte
 messages, one in flight, on their own connection over an idle path, each
@@ -117,29 +105,55 @@ Exit codes: 2 when the test cannot start for a reason in the command line
 not a cephbench net server or refused the parameters); 1 when the server is
 busy with another test or the test fails midway (the server or the network
 went away: what was measured is not trustworthy, so no result is saved);
-130 on Ctrl-C, after the test stopped early and its result was saved.`,
-		Args: cobra.ExactArgs(1),
+130 on Ctrl-C, after the test stopped early and its result was saved.`
+
+// netClientParams checks the client's host argument and completes p from
+// the direction and length flags; it returns the host to dial.
+func netClientParams(arg string, p *netbench.Params, length spec.Size, reverse, bidir bool) (string, error) {
+	host := strings.TrimSuffix(strings.TrimPrefix(arg, "["), "]")
+	if _, _, err := net.SplitHostPort(arg); err == nil {
+		return "", usagef("%s: give the host alone and the port with --port", arg)
+	}
+	if host == "" {
+		return "", usagef("no host given")
+	}
+	switch {
+	case reverse && bidir:
+		return "", usagef("--reverse and --bidir: choose one")
+	case reverse:
+		p.Mode = netbench.Reverse
+	case bidir:
+		p.Mode = netbench.Bidir
+	default:
+		p.Mode = netbench.Forward
+	}
+	p.Buffer = int(min(length, 1<<40))
+	if err := p.Validate(); err != nil {
+		return "", usageErr(err)
+	}
+	return host, nil
+}
+
+func newNetClientCmd(env Env) *cobra.Command {
+	var (
+		p       = netbench.Params{Streams: 1, Duration: spec.Duration(10 * time.Second), RTT: spec.Duration(time.Second)}
+		length  = spec.Size(128 << 10)
+		port    int
+		reverse bool
+		bidir   bool
+		format  string
+		results string
+		quiet   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "client HOST [--port 5201] [--time 10s] [--parallel N] [--reverse | --bidir] [--rtt 1s]",
+		Short: "Measure TCP throughput and round-trip latency to a cephbench net server",
+		Long:  netClientLong,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			host := strings.TrimSuffix(strings.TrimPrefix(args[0], "["), "]")
-			if _, _, err := net.SplitHostPort(args[0]); err == nil {
-				return usagef("%s: give the host alone and the port with --port", args[0])
-			}
-			if host == "" {
-				return usagef("no host given")
-			}
-			switch {
-			case reverse && bidir:
-				return usagef("--reverse and --bidir: choose one")
-			case reverse:
-				p.Mode = netbench.Reverse
-			case bidir:
-				p.Mode = netbench.Bidir
-			default:
-				p.Mode = netbench.Forward
-			}
-			p.Buffer = int(min(length, 1<<40))
-			if err := p.Validate(); err != nil {
-				return usageErr(err)
+			host, err := netClientParams(args[0], &p, length, reverse, bidir)
+			if err != nil {
+				return err
 			}
 			if format != "text" && format != "json" {
 				return usagef("invalid --format %q (want text or json)", format)
