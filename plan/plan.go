@@ -179,6 +179,34 @@ var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 // or unset variable, an unknown target, a sweep key the step does not use,
 // a bad pause, or a command line it cannot split.
 func (p *Plan) Expand(set map[string]string) (*Expanded, error) {
+	vars, err := p.setVars(set)
+	if err != nil {
+		return nil, err
+	}
+	defPause, err := parsePause(p.Pause, vars)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: pause: %w", p.Name, err)
+	}
+	targets, err := p.resolveTargets(vars)
+	if err != nil {
+		return nil, err
+	}
+	e := &expansion{p: p, vars: vars, targets: targets, pause: defPause, ids: map[string]bool{}, lastOf: map[string]map[string]string{}}
+	for si, st := range p.Steps {
+		if err := e.add(si, st); err != nil {
+			return nil, err
+		}
+	}
+	cleanup, err := p.cleanupArgs(vars)
+	if err != nil {
+		return nil, err
+	}
+	return &Expanded{Items: e.items, Cleanup: cleanup}, nil
+}
+
+// setVars returns the plan's variables with set applied, every one of
+// them given a value.
+func (p *Plan) setVars(set map[string]string) (map[string]string, error) {
 	vars := map[string]string{}
 	for k, v := range p.Vars {
 		vars[k] = v
@@ -194,10 +222,12 @@ func (p *Plan) Expand(set map[string]string) (*Expanded, error) {
 			return nil, fmt.Errorf("plan %s needs --set %s=VALUE", p.Name, k)
 		}
 	}
-	defPause, err := parsePause(p.Pause, vars)
-	if err != nil {
-		return nil, fmt.Errorf("plan %s: pause: %w", p.Name, err)
-	}
+	return vars, nil
+}
+
+// resolveTargets returns the plan's targets by name, their variables set
+// and their URLs checked.
+func (p *Plan) resolveTargets(vars map[string]string) (map[string]Target, error) {
 	targets := map[string]Target{}
 	for i, t := range p.Targets {
 		if t.Name == "" || t.Target == "" {
@@ -215,84 +245,92 @@ func (p *Plan) Expand(set map[string]string) (*Expanded, error) {
 		}
 		targets[t.Name] = Target{Name: t.Name, Target: loc}
 	}
+	return targets, nil
+}
 
-	var items []Item
-	ids := map[string]bool{}
-	lastOf := map[string]map[string]string{} // step name → target → last item's ID
-	for si, st := range p.Steps {
-		name := st.Name
-		if name == "" {
-			return nil, fmt.Errorf("plan %s: step %d has no name", p.Name, si+1)
-		}
-		where := fmt.Sprintf("plan %s: step %s", p.Name, name)
-		if (st.Run == "") == (len(st.Workload) == 0) {
-			return nil, fmt.Errorf("%s: give either run: (a command line) or workload: (bench flags)", where)
-		}
-		pause := defPause
-		if st.Pause != "" {
-			if pause, err = parsePause(st.Pause, vars); err != nil {
-				return nil, fmt.Errorf("%s: pause: %w", where, err)
-			}
-		}
-		repeats := st.Repeats
-		if repeats == 0 {
-			repeats = max(p.Repeats, 1)
-		}
-		if repeats < 0 {
-			return nil, fmt.Errorf("%s: repeats must be positive", where)
-		}
-		for _, r := range st.Requires {
-			if lastOf[r] == nil {
-				return nil, fmt.Errorf("%s: requires %q, which is not an earlier step", where, r)
-			}
-		}
-		onTargets, err := stepTargets(p, st, targets)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		for _, point := range combinations(st.Sweep) {
-			label := name
-			for _, kv := range point {
-				label += " " + kv.Key + "=" + kv.Values[0]
-			}
-			for _, t := range onTargets {
-				args, err := st.command(label, point, t, vars)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", where, err)
-				}
-				for r := 1; r <= repeats; r++ {
-					it := Item{
-						PlanStep: result.PlanStep{Step: label, Target: t.Name, Params: paramMap(point), Repeat: r, Of: repeats},
-						Args:     args, Pause: pause,
-					}
-					it.ID = label
-					if t.Name != "" {
-						it.ID += " @" + t.Name
-					}
-					it.ID += fmt.Sprintf(" #%d", r)
-					if ids[it.ID] {
-						return nil, fmt.Errorf("%s: two steps would be %q: give them different names", where, it.ID)
-					}
-					ids[it.ID] = true
-					for _, req := range st.Requires {
-						if id, ok := lastOf[req][t.Name]; ok {
-							it.Requires = append(it.Requires, id)
-						}
-					}
-					items = append(items, it)
-					if lastOf[name] == nil {
-						lastOf[name] = map[string]string{}
-					}
-					lastOf[name][t.Name] = it.ID
-				}
-			}
+// expansion is the state of Expand across the plan's steps.
+type expansion struct {
+	p       *Plan
+	vars    map[string]string
+	targets map[string]Target
+	pause   time.Duration // the plan's default
+	items   []Item
+	ids     map[string]bool
+	lastOf  map[string]map[string]string // step name → target → last item's ID
+}
+
+// add expands step st (the si-th, from 0) into its items: one per sweep
+// point, target and repeat.
+func (e *expansion) add(si int, st Step) error {
+	var err error
+	name := st.Name
+	if name == "" {
+		return fmt.Errorf("plan %s: step %d has no name", e.p.Name, si+1)
+	}
+	where := fmt.Sprintf("plan %s: step %s", e.p.Name, name)
+	if (st.Run == "") == (len(st.Workload) == 0) {
+		return fmt.Errorf("%s: give either run: (a command line) or workload: (bench flags)", where)
+	}
+	pause := e.pause
+	if st.Pause != "" {
+		if pause, err = parsePause(st.Pause, e.vars); err != nil {
+			return fmt.Errorf("%s: pause: %w", where, err)
 		}
 	}
-	cleanup, err := p.cleanupArgs(vars)
+	repeats := st.Repeats
+	if repeats == 0 {
+		repeats = max(e.p.Repeats, 1)
+	}
+	if repeats < 0 {
+		return fmt.Errorf("%s: repeats must be positive", where)
+	}
+	for _, r := range st.Requires {
+		if e.lastOf[r] == nil {
+			return fmt.Errorf("%s: requires %q, which is not an earlier step", where, r)
+		}
+	}
+	onTargets, err := stepTargets(e.p, st, e.targets)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("%s: %w", where, err)
 	}
-	return &Expanded{Items: items, Cleanup: cleanup}, nil
+	for _, point := range combinations(st.Sweep) {
+		label := name
+		for _, kv := range point {
+			label += " " + kv.Key + "=" + kv.Values[0]
+		}
+		for _, t := range onTargets {
+			args, err := st.command(label, point, t, e.vars)
+			if err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			for r := 1; r <= repeats; r++ {
+				it := Item{
+					PlanStep: result.PlanStep{Step: label, Target: t.Name, Params: paramMap(point), Repeat: r, Of: repeats},
+					Args:     args, Pause: pause,
+				}
+				it.ID = label
+				if t.Name != "" {
+					it.ID += " @" + t.Name
+				}
+				it.ID += fmt.Sprintf(" #%d", r)
+				if e.ids[it.ID] {
+					return fmt.Errorf("%s: two steps would be %q: give them different names", where, it.ID)
+				}
+				e.ids[it.ID] = true
+				for _, req := range st.Requires {
+					if id, ok := e.lastOf[req][t.Name]; ok {
+						it.Requires = append(it.Requires, id)
+					}
+				}
+				e.items = append(e.items, it)
+				if e.lastOf[name] == nil {
+					e.lastOf[name] = map[string]string{}
+				}
+				e.lastOf[name][t.Name] = it.ID
+			}
+		}
+	}
+	return nil
 }
 
 // cleanupArgs returns the plan's cleanup command lines with the variables
