@@ -289,31 +289,9 @@ func (p *parser) commandLine(args []string) (opts, []string, error) {
 			i++
 			return args[i], nil
 		}
-		switch name {
-		case "output", "results", "output-format", "status-interval":
-			v, err := next()
+		if handled, err := p.ownFlag(a, name, value, hasValue, next); handled || err != nil {
 			if err != nil {
 				return defaults, nil, err
-			}
-			if err := p.fioOption(name, v); err != nil {
-				return defaults, nil, err
-			}
-			continue
-		case "minimal":
-			p.plan.OutputFormats = []string{"terse"}
-			continue
-		case "force", "keep":
-			b := true
-			if hasValue {
-				var err error
-				if b, err = strconv.ParseBool(value); err != nil {
-					return defaults, nil, fmt.Errorf("%s: %s: want true or false", cmdline, a)
-				}
-			}
-			if name == "force" {
-				p.plan.Force = b
-			} else {
-				p.plan.Keep = b
 			}
 			continue
 		}
@@ -363,6 +341,39 @@ func (p *parser) commandLine(args []string) (opts, []string, error) {
 	}
 	finish()
 	return defaults, files, nil
+}
+
+// ownFlag takes the command-line options that set how fio itself runs
+// rather than a job (--output, --minimal, --force...): it reports whether
+// a (named name, with its value if hasValue; next reads a separate one)
+// was one of them.
+func (p *parser) ownFlag(a, name, value string, hasValue bool, next func() (string, error)) (bool, error) {
+	switch name {
+	case "output", "results", "output-format", "status-interval":
+		v, err := next()
+		if err != nil {
+			return true, err
+		}
+		return true, p.fioOption(name, v)
+	case "minimal":
+		p.plan.OutputFormats = []string{"terse"}
+		return true, nil
+	case "force", "keep":
+		b := true
+		if hasValue {
+			var err error
+			if b, err = strconv.ParseBool(value); err != nil {
+				return true, fmt.Errorf("%s: %s: want true or false", cmdline, a)
+			}
+		}
+		if name == "force" {
+			p.plan.Force = b
+		} else {
+			p.plan.Keep = b
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // fioOption sets one of fio's own options that take a value.
