@@ -12,6 +12,7 @@ import (
 
 	"github.com/cephbench/cephbench/aggregate"
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/report/comparison"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -95,7 +96,7 @@ func TestCompareRealRuns(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("exit %d: not JSON: %v\n%s", code, err, stdout)
 	}
-	if code != ExitFailure || got.Schema != CompareSchema || len(got.Measurements) != 1 || len(got.OnlyA) != 1 || len(got.Failures) != 2 {
+	if code != ExitFailure || got.Schema != comparison.Schema || len(got.Measurements) != 1 || len(got.OnlyA) != 1 || len(got.Failures) != 2 {
 		t.Fatalf("JSON: exit %d, %+v", code, got)
 	}
 	iops := got.Measurements[0].Changes[0]
