@@ -21,7 +21,7 @@ func TestFioReport003RBDJobFiles(t *testing.T) {
 	tool(t, "rbd", "create", "-p", pool, "block-device1", "--size", "64M")
 	dir := t.TempDir()
 	for _, job := range []string{"003-write.fio", "003-read.fio", "003-randread.fio"} {
-		b, err := os.ReadFile(filepath.Join("../fiojob/testdata", job))
+		b, err := os.ReadFile(filepath.Join("../peer/fiojob/testdata", job))
 		if err != nil {
 			t.Fatal(err)
 		}

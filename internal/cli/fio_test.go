@@ -110,7 +110,7 @@ func TestFioReport000CommandLine(t *testing.T) {
 // device in place of /dev/sdb, each cut to one second.
 func TestFioReport004CommandLinesOnABlockDevice(t *testing.T) {
 	dev, _ := devsafetest.Loop(t, 1<<30)
-	b, err := os.ReadFile("../fiojob/testdata/004-cmdlines.txt")
+	b, err := os.ReadFile("../peer/fiojob/testdata/004-cmdlines.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
