@@ -95,32 +95,40 @@ func TestBacklogBoundsTheBytesInFlight(t *testing.T) {
 	sync := &bytesSession{delay: time.Millisecond}
 	async := &bytesAsync{bytesSession{delay: time.Millisecond}}
 	for _, c := range []struct {
-		s engine.Session
-		b *bytesSession
-	}{{sync, sync}, {async, &async.bytesSession}} {
+		s       engine.Session
+		b       *bytesSession
+		workers int
+	}{{sync, sync, 2}, {async, &async.bytesSession, 1}} {
 		s, b := c.s, c.b
 		var ticked []int64
 		w := workloadOf(func(w *spec.Workload) {
-			// Unbounded, 2 workers × 8 ops of 32K on average would keep
-			// 512K in flight.
+			// Unbounded, 16 ops of 32K on average would keep 512K in
+			// flight.
 			w.BlockSize, w.MinBlockSize, w.MaxBacklog = 64<<10, 1<<10, backlog
-			w.Workers, w.QueueDepth, w.Duration = 2, 8, spec.Duration(1200*time.Millisecond)
+			w.Workers, w.QueueDepth, w.Duration = c.workers, 16/c.workers, spec.Duration(1200*time.Millisecond)
 		})
 		o, err := Run(context.Background(), s, w, Options{Seed: 1, Progress: func(t Tick) { ticked = append(ticked, t.InFlightBytes) }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if at := b.atStart.Load(); at >= backlog {
+		// One queue submits each op as it is admitted: none starts with
+		// the backlog full. Slots of a synchronous session start their ops
+		// a moment after admission, when others admitted meanwhile may
+		// have started first.
+		if at := b.atStart.Load(); at >= backlog && c.workers == 1 {
 			t.Errorf("%T: an op started with %d bytes in flight; the backlog is %d", s, at, backlog)
 		}
-		// No op starts at or over the bound, so one op at most goes past it.
-		if most := b.most.Load(); most > backlog+64<<10 || most < backlog/2 {
-			t.Errorf("%T: at most %d bytes in flight; want up to the backlog (%d), one op past it at most", s, most, backlog)
+		// No op is admitted with the backlog full, so the bytes in flight
+		// stay under the backlog and one op more.
+		if most := b.most.Load(); most >= backlog+64<<10 || most < backlog/2 {
+			t.Errorf("%T: at most %d bytes in flight; want up to the backlog (%d), under one op past it", s, most, backlog)
 		}
 		if ops, errs := totalOps(o); ops == 0 || errs != 0 {
 			t.Errorf("%T: %d ops, %d errors", s, ops, errs)
 		}
-		if len(ticked) == 0 || ticked[0] <= 0 || ticked[0] > backlog+64<<10 {
+		// A queue is never empty for long; synchronous slots all may be,
+		// between ops.
+		if len(ticked) == 0 || ticked[0] < 0 || ticked[0] >= backlog+64<<10 || ticked[0] == 0 && c.workers == 1 {
 			t.Errorf("%T: bytes in flight at the ticks %v; want them between 0 and the backlog", s, ticked)
 		}
 	}
