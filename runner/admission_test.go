@@ -186,3 +186,12 @@ func TestByteRatePacingIsOpenLoop(t *testing.T) {
 		}
 	}
 }
+
+func TestObjectsOfTheirOwnSizesNeedATargetThatHoldsThem(t *testing.T) {
+	_, err := Run(context.Background(), &fakeSession{}, workloadOf(func(w *spec.Workload) {
+		w.TotalOps, w.Objects, w.ObjectSize, w.MinObjectSize = 10, 4, 8192, 4096
+	}), Options{})
+	if !engine.IsUsage(err) {
+		t.Errorf("objects of their own sizes on a session without them: %v; want a usage error", err)
+	}
+}

@@ -178,7 +178,11 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		r.pacer = pace.Throughput{Rate: w.RateBytes}
 	}
 	shared := &workload.Shared{}
-	if set, ok := sess.(engine.ObjectSet); ok {
+	if w.MinObjectSize > 0 {
+		set, ok := sess.(engine.ObjectSet)
+		if !ok || len(set.ObjectSizes()) == 0 {
+			return nil, engine.Usagef("%s:// targets hold no set of objects of their own sizes, which a minimum object size needs", w.Target.Scheme)
+		}
 		shared.ObjectSizes = set.ObjectSizes()
 	}
 	for i := 0; i < w.Workers; i++ {
