@@ -110,6 +110,7 @@ func TestValidate(t *testing.T) {
 		"min object":      func(w *Workload) { w.Objects = 4; w.ObjectSize = 8192; w.MinObjectSize = 16384 },
 		"sized, no count": func(w *Workload) { w.ObjectSize = 8192; w.MinObjectSize = 1 },
 		"align":           func(w *Workload) { w.OffsetAlign = -1 },
+		"verify, sized":   func(w *Workload) { w.Objects = 4; w.ObjectSize = 8192; w.MinObjectSize = 4096; w.Verify = true },
 		"byte rate":       func(w *Workload) { w.RateBytes = -1 },
 		"two rates":       func(w *Workload) { w.RateIOPS = 10; w.RateBytes = 1 << 20 },
 		"backlog":         func(w *Workload) { w.MaxBacklog = -1 },

@@ -172,6 +172,8 @@ func (w *Workload) Validate() error {
 		return errors.New("objects of their own sizes need an object count")
 	case w.OffsetAlign < 0:
 		return fmt.Errorf("invalid offset alignment %d: negative", w.OffsetAlign)
+	case w.Verify && w.MinObjectSize > 0:
+		return errors.New("reads of objects of their own sizes cannot be verified: their ops address any byte range, not the blocks writes stamp")
 	case w.Objects < 0:
 		return fmt.Errorf("invalid object count %d", w.Objects)
 	case w.Cycle && w.Objects == 0:
