@@ -171,20 +171,12 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 
 	r.payload, _ = sess.(engine.Payload)
-	switch {
-	case w.RateIOPS > 0:
-		r.pacer = pace.Constant{Rate: w.RateIOPS}
-	case w.RateBytes > 0:
-		r.pacer = pace.Throughput{Rate: w.RateBytes}
+	r.pacer = pacerFor(w)
+	sizes, err := objectSizes(sess, w)
+	if err != nil {
+		return nil, err
 	}
-	shared := &workload.Shared{}
-	if w.MinObjectSize > 0 {
-		set, ok := sess.(engine.ObjectSet)
-		if !ok || len(set.ObjectSizes()) == 0 {
-			return nil, engine.Usagef("%s:// targets hold no set of objects of their own sizes, which a minimum object size needs", w.Target.Scheme)
-		}
-		shared.ObjectSizes = set.ObjectSizes()
-	}
+	shared := &workload.Shared{ObjectSizes: sizes}
 	for i := 0; i < w.Workers; i++ {
 		r.workers = append(r.workers, &worker{
 			gen: workload.New(w, geo, i, shared, opts.Seed),
@@ -313,20 +305,48 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 	if r.pacer != nil {
 		out.Late = r.late.Load()
-		// Ops due after the run stopped, while it drained, were not
-		// missed.
-		stopAt := min(now, r.end)
-		if at := time.Duration(r.stoppedAt.Load()); r.stopped.Load() {
-			stopAt = min(stopAt, at)
-		}
-		shortest := w.MinBlockSize
-		if shortest == 0 {
-			shortest = w.BlockSize
-		}
-		mean := float64(r.pacer.Cost(int64(shortest+w.BlockSize) / 2)) // when no op was issued
-		out.Missed = pace.Missed(r.pacer, stopAt-r.t0, r.slot.Load(), r.paced.Load(), mean)
+		out.Missed = r.missed(now)
 	}
 	return out, nil
+}
+
+// pacerFor returns the workload's pacer, or nil if it is not paced.
+func pacerFor(w *spec.Workload) pace.Pacer {
+	switch {
+	case w.RateIOPS > 0:
+		return pace.Constant{Rate: w.RateIOPS}
+	case w.RateBytes > 0:
+		return pace.Throughput{Rate: w.RateBytes}
+	}
+	return nil
+}
+
+// objectSizes returns the sizes of the set of objects of their own sizes
+// that w addresses, which sess must hold; nil if w addresses none.
+func objectSizes(sess engine.Session, w *spec.Workload) ([]int64, error) {
+	if w.MinObjectSize == 0 {
+		return nil, nil
+	}
+	set, ok := sess.(engine.ObjectSet)
+	if !ok || len(set.ObjectSizes()) == 0 {
+		return nil, engine.Usagef("%s:// targets hold no set of objects of their own sizes, which a minimum object size needs", w.Target.Scheme)
+	}
+	return set.ObjectSizes(), nil
+}
+
+// missed counts the paced ops due before the run stopped (or now) that
+// were never issued; ops due while it drained were not missed.
+func (r *run) missed(now time.Duration) int64 {
+	stopAt := min(now, r.end)
+	if at := time.Duration(r.stoppedAt.Load()); r.stopped.Load() {
+		stopAt = min(stopAt, at)
+	}
+	shortest := r.w.MinBlockSize
+	if shortest == 0 {
+		shortest = r.w.BlockSize
+	}
+	mean := float64(r.pacer.Cost(int64(shortest+r.w.BlockSize) / 2)) // if no op was issued
+	return pace.Missed(r.pacer, stopAt-r.t0, r.slot.Load(), r.paced.Load(), mean)
 }
 
 // tickUntil closes one series interval per Interval after the ramp, until
