@@ -80,9 +80,9 @@ late, and those never started, missed. With a target the cluster cannot
 reach, latency grows with the backlog: use --target-throughput 0 to run as
 fast as --max-ops and --max-backlog allow (rados reads 0 as its default).
 
-Unlike rados: the objects are filled with random data (rados' are sparse and
-its writes are zeros), so --max-object-size defaults to 4M rather than rados'
-5G; a run's objects are named cephbench_loadgen_HOST_PID_RUN_objN and created
+Unlike rados: the objects are filled with random data and the writes carry
+cephbench's data pattern (rados' objects are sparse and its writes are
+zeros), so --max-object-size defaults to 4M rather than rados' 5G; a run's objects are named cephbench_loadgen_HOST_PID_RUN_objN and created
 exclusively, so it never writes over or removes an object it did not create,
 also when interrupted. --percent, the spelling of older releases (which
 Ceph 16 ignores), is --read-percent here.`,
