@@ -178,6 +178,15 @@ type Payload interface {
 	CheckRead(op *Op) error
 }
 
+// ObjectSet is implemented by a session on a set of objects that differ
+// in size (spec.Workload.MinObjectSize), such as rados load-gen's: ops
+// then address byte ranges inside them, each cut to its object's size.
+type ObjectSet interface {
+	// ObjectSizes returns each object's size in bytes, by index. It is
+	// read only, and safe for concurrent use.
+	ObjectSizes() []int64
+}
+
 // Syncer is implemented by sessions that can make what was written durable
 // (fsync, librbd's flush): the runner uses it for the workload's
 // FsyncEvery and EndFsync. Sync is safe for concurrent use with Do and

@@ -1,6 +1,7 @@
 // Package runner drives a workload against an engine session: workers ×
-// queue depth, the time, byte and op-count bounds, ramp-up, open-loop rate
-// pacing and cancellation. It measures into metrics and returns an Outcome.
+// queue depth, the time, byte and op-count bounds, ramp-up, open-loop
+// pacing (in ops or bytes per second), the byte backlog and cancellation.
+// It measures into metrics and returns an Outcome.
 package runner
 
 import (
@@ -34,6 +35,9 @@ type Tick struct {
 	// Started and Finished count ops since the measurement began;
 	// InFlight is how many are outstanding now.
 	Started, Finished, InFlight int64
+	// InFlightBytes is the length of the ops outstanding now, when the
+	// workload bounds it (MaxBacklog); zero otherwise.
+	InFlightBytes int64
 
 	soFar func() *Outcome
 }
@@ -65,7 +69,8 @@ type Outcome struct {
 	CPU        metrics.CPU
 	// Late counts paced ops issued more than a millisecond after their
 	// scheduled time; Missed counts scheduled ops never issued before the
-	// run ended. Both are zero for unpaced runs.
+	// run stopped (on a byte-rate schedule, the bytes short in ops of the
+	// mean length issued). Both are zero for unpaced runs.
 	Late, Missed int64
 	// Abandoned counts ops still in flight when an interrupted run gave up
 	// waiting for them; they are in no figure.
@@ -105,8 +110,11 @@ type run struct {
 	// unbounded run shares no cache line between cores.
 	measuredOps   atomic.Int64
 	measuredBytes atomic.Int64
-	slot          atomic.Uint64
+	slot          atomic.Uint64 // the pacer's units taken
+	paced         atomic.Uint64 // the ops that took them
 	late          atomic.Int64
+	backlog       atomic.Int64 // bytes in flight, when MaxBacklog bounds them
+	stoppedAt     atomic.Int64 // engine.Now when stop was first called
 
 	workers []*worker
 	// syncer and syncKind (the "sync" kind's index, or -1) are set when
@@ -129,6 +137,7 @@ type worker struct {
 
 func (r *run) stop(reason string) {
 	if r.stopped.CompareAndSwap(false, true) {
+		r.stoppedAt.Store(int64(engine.Now()))
 		r.reason.Store(reason)
 	}
 }
@@ -162,10 +171,12 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 
 	r.payload, _ = sess.(engine.Payload)
-	if w.RateIOPS > 0 {
-		r.pacer = pace.Constant{Rate: w.RateIOPS}
+	r.pacer = pacerFor(w)
+	sizes, err := objectSizes(sess, w)
+	if err != nil {
+		return nil, err
 	}
-	shared := &workload.Shared{}
+	shared := &workload.Shared{ObjectSizes: sizes}
 	for i := 0; i < w.Workers; i++ {
 		r.workers = append(r.workers, &worker{
 			gen: workload.New(w, geo, i, shared, opts.Seed),
@@ -188,10 +199,11 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 
 	// Staging starts ops later than the runner admits them, which only
-	// an unpaced run without a ramp can allow: a pacer's schedule and the
-	// ramp's boundary are decided at admission.
+	// an unpaced run without a ramp or backlog can allow: a pacer's
+	// schedule, the ramp's boundary and the backlog are decided at
+	// admission.
 	spare := 0
-	if r.pacer == nil && w.Ramp == 0 && len(queues) > 0 {
+	if r.pacer == nil && w.Ramp == 0 && w.MaxBacklog == 0 && len(queues) > 0 {
 		spare = 1 << 30
 		for _, q := range queues {
 			sq, ok := q.(engine.StagingQueue)
@@ -293,12 +305,48 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 	if r.pacer != nil {
 		out.Late = r.late.Load()
-		stopAt := min(now, r.end)
-		if due := pace.Slots(r.pacer, stopAt-r.t0); due > r.slot.Load() {
-			out.Missed = int64(due - r.slot.Load())
-		}
+		out.Missed = r.missed(now)
 	}
 	return out, nil
+}
+
+// pacerFor returns the workload's pacer, or nil if it is not paced.
+func pacerFor(w *spec.Workload) pace.Pacer {
+	switch {
+	case w.RateIOPS > 0:
+		return pace.Constant{Rate: w.RateIOPS}
+	case w.RateBytes > 0:
+		return pace.Throughput{Rate: w.RateBytes}
+	}
+	return nil
+}
+
+// objectSizes returns the sizes of the set of objects of their own sizes
+// that w addresses, which sess must hold; nil if w addresses none.
+func objectSizes(sess engine.Session, w *spec.Workload) ([]int64, error) {
+	if w.MinObjectSize == 0 {
+		return nil, nil
+	}
+	set, ok := sess.(engine.ObjectSet)
+	if !ok || len(set.ObjectSizes()) == 0 {
+		return nil, engine.Usagef("%s:// targets hold no set of objects of their own sizes, which a minimum object size needs", w.Target.Scheme)
+	}
+	return set.ObjectSizes(), nil
+}
+
+// missed counts the paced ops due before the run stopped (or now) that
+// were never issued; ops due while it drained were not missed.
+func (r *run) missed(now time.Duration) int64 {
+	stopAt := min(now, r.end)
+	if at := time.Duration(r.stoppedAt.Load()); r.stopped.Load() {
+		stopAt = min(stopAt, at)
+	}
+	shortest := r.w.MinBlockSize
+	if shortest == 0 {
+		shortest = r.w.BlockSize
+	}
+	mean := float64(r.pacer.Cost(int64(shortest+r.w.BlockSize) / 2)) // if no op was issued
+	return pace.Missed(r.pacer, stopAt-r.t0, r.slot.Load(), r.paced.Load(), mean)
 }
 
 // tickUntil closes one series interval per Interval after the ramp, until
@@ -358,7 +406,8 @@ func (r *run) tick(sec metrics.Second) Tick {
 	elapsed := time.Duration(sec.T * float64(time.Second))
 	return Tick{
 		Second: sec, Started: finished + inFlight, Finished: finished, InFlight: inFlight,
-		soFar: func() *Outcome { return r.soFar(elapsed) },
+		InFlightBytes: r.backlog.Load(),
+		soFar:         func() *Outcome { return r.soFar(elapsed) },
 	}
 }
 
@@ -384,10 +433,11 @@ func (r *run) drain(done <-chan struct{}) {
 	}
 }
 
-// admit decides whether another op may start now, applying the bounds and
-// the pacer. It returns the op's start time for latency (its scheduled time
-// when paced) and whether it falls in the measured period.
-func (r *run) admit(timer *time.Timer) (start time.Duration, measured, ok bool) {
+// admit decides whether op, already made, may start now, applying the
+// bounds, the pacer and the backlog. It returns the op's start time for
+// latency (its scheduled time when paced) and whether it falls in the
+// measured period. An admitted op is in the backlog until unqueue.
+func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, measured, ok bool) {
 	if r.stopped.Load() {
 		return 0, false, false
 	}
@@ -398,46 +448,112 @@ func (r *run) admit(timer *time.Timer) (start time.Duration, measured, ok bool) 
 	}
 	start = now
 	if r.pacer != nil {
-		due := r.t0 + r.pacer.Due(r.slot.Add(1)-1)
-		if due >= r.end {
-			r.stop(StopDuration)
+		if start, ok = r.schedule(timer, op, now); !ok {
 			return 0, false, false
 		}
-		if wait := due - now; wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-r.ctx.Done():
-				r.stop(StopInterrupted)
-				return 0, false, false
-			}
-		} else if -wait > lateThreshold {
-			r.late.Add(1)
-		}
-		start = due
 	}
+	n := int64(len(op.Buf))
 	measured = start >= r.rampEnd
 	if measured && r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps {
 		r.stop(StopOps)
 		return 0, false, false
 	}
-	if measured && r.w.TotalBytes > 0 && r.measuredBytes.Add(int64(r.w.BlockSize)) > int64(r.w.TotalBytes) {
+	if measured && r.w.TotalBytes > 0 && r.measuredBytes.Add(n) > int64(r.w.TotalBytes) {
 		r.stop(StopBytes)
+		return 0, false, false
+	}
+	if r.w.MaxBacklog > 0 && !r.reserve(timer, n) {
 		return 0, false, false
 	}
 	return start, measured, true
 }
 
+// schedule takes op's place in the pacer's schedule and waits until it is
+// due, then returns its due time; a late op is counted. It refuses the op,
+// giving its place back, when the op is due after the run's end or the
+// run is interrupted meanwhile.
+func (r *run) schedule(timer *time.Timer, op *engine.Op, now time.Duration) (due time.Duration, ok bool) {
+	cost := r.pacer.Cost(int64(len(op.Buf)))
+	due = r.t0 + r.pacer.Due(r.slot.Add(cost)-cost)
+	if due >= r.end {
+		r.slot.Add(-cost)
+		r.stop(StopDuration)
+		return 0, false
+	}
+	if wait := due - now; wait > 0 {
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-r.ctx.Done():
+			r.slot.Add(-cost)
+			r.stop(StopInterrupted)
+			return 0, false
+		}
+	} else if -wait > lateThreshold {
+		r.late.Add(1)
+	}
+	r.paced.Add(1)
+	return due, true
+}
+
+// backlogPoll is how often an op waiting for the backlog to fall looks
+// again: the ops holding it complete in other goroutines.
+const backlogPoll = 50 * time.Microsecond
+
+// backlogFull says whether MaxBacklog bytes or more are in flight.
+func (r *run) backlogFull() bool {
+	return r.w.MaxBacklog > 0 && r.backlog.Load() >= int64(r.w.MaxBacklog)
+}
+
+// reserve adds n bytes to the backlog once fewer than MaxBacklog are in
+// flight, waiting for that; it returns false if the run stops or ends
+// meanwhile.
+func (r *run) reserve(timer *time.Timer, n int64) bool {
+	for {
+		if cur := r.backlog.Load(); cur < int64(r.w.MaxBacklog) {
+			if r.backlog.CompareAndSwap(cur, cur+n) {
+				return true
+			}
+			continue
+		}
+		if r.stopped.Load() {
+			return false
+		}
+		if engine.Now() >= r.end {
+			r.stop(StopDuration)
+			return false
+		}
+		timer.Reset(backlogPoll)
+		select {
+		case <-timer.C:
+		case <-r.ctx.Done():
+			r.stop(StopInterrupted)
+			return false
+		}
+	}
+}
+
+// unqueue takes a completed or failed op out of the backlog.
+func (r *run) unqueue(op *engine.Op) {
+	if r.w.MaxBacklog > 0 {
+		r.backlog.Add(-int64(len(op.Buf)))
+	}
+}
+
 // next makes the worker's next op, or stops the run when the workload has
-// none left.
+// none left. Its data waits for fill, once the op is admitted.
 func (r *run) next(wk *worker, op *engine.Op) bool {
 	wk.mu.Lock()
 	ok := wk.gen.Next(op)
 	wk.mu.Unlock()
 	if !ok {
 		r.stop(StopExhausted)
-		return false
 	}
+	return ok
+}
+
+// fill writes an admitted write's data.
+func (r *run) fill(op *engine.Op) {
 	switch {
 	case op.Kind != engine.Write:
 	case r.payload != nil:
@@ -445,7 +561,6 @@ func (r *run) next(wk *worker, op *engine.Op) bool {
 	default:
 		workload.Stamp(op)
 	}
-	return true
 }
 
 // finish records a completed op.
@@ -484,10 +599,14 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 	var queue metrics.QueueCounts
 	defer wk.rec.AddQueue(&queue)
 	for {
-		start, measured, ok := r.admit(timer)
-		if !ok || !r.next(wk, op) {
+		if !r.next(wk, op) {
 			return
 		}
+		start, measured, ok := r.admit(timer, op)
+		if !ok {
+			return
+		}
+		r.fill(op)
 		started := wk.started.Add(1)
 		var depth int64
 		if measured {
@@ -497,6 +616,7 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 			depth = started - wk.finished.Load()
 		}
 		err := r.do(op)
+		r.unqueue(op)
 		if measured {
 			// One Do is one submission and one completion, as fio counts
 			// a synchronous engine's.
@@ -577,18 +697,24 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	// says stop.
 	submit := func() {
 		for !stopping && syncFile < 0 && len(free) > 0 {
-			if r.pacer != nil && inFlight > 0 && r.pacer.Due(r.slot.Load()) > engine.Now()-r.t0 {
-				return // reap what completed before sleeping until the next slot
+			if inFlight > 0 && (r.backlogFull() || r.pacer != nil && r.pacer.Due(r.slot.Load()) > engine.Now()-r.t0) {
+				return // reap what completed before the next op may start
 			}
-			start, measured, ok := r.admit(timer)
 			s := free[len(free)-1]
-			if !ok || !r.next(wk, &s.op) {
+			if !r.next(wk, &s.op) {
 				stopping = true
 				return
 			}
+			start, measured, ok := r.admit(timer, &s.op)
+			if !ok {
+				stopping = true
+				return
+			}
+			r.fill(&s.op)
 			s.start, s.measured = start, measured
 			wk.started.Add(1)
 			if err := q.Submit(&s.op); err != nil {
+				r.unqueue(&s.op)
 				r.finish(wk, &s.op, start, measured, err)
 				continue
 			}
@@ -631,6 +757,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			s := op.Tag.(*slot)
 			free = append(free, s)
 			inFlight--
+			r.unqueue(op)
 			if errors.Is(op.Err, engine.ErrNotIssued) {
 				wk.started.Add(-1) // it never started
 				continue

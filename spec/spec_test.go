@@ -85,6 +85,15 @@ func TestValidate(t *testing.T) {
 	if err := w.Validate(); err != nil {
 		t.Fatalf("valid workload rejected: %v", err)
 	}
+	// rados load-gen's: ops of 1K..2M on 200 objects of 1K..4M, paced in
+	// bytes, the backlog bounded; its object size is no multiple of the
+	// longest op.
+	lg := valid()
+	lg.BlockSize, lg.MinBlockSize, lg.Objects, lg.ObjectSize, lg.MinObjectSize = 2<<20, 1<<10, 200, 3<<20+1, 1<<10
+	lg.RateBytes, lg.MaxBacklog, lg.OffsetAlign = 5<<20, 10<<20, 4096
+	if err := lg.Validate(); err != nil {
+		t.Errorf("load-gen's workload rejected: %v", err)
+	}
 	bad := map[string]func(*Workload){
 		"no target":       func(w *Workload) { w.Target = Target{} },
 		"pattern":         func(w *Workload) { w.Pattern = "zigzag" },
@@ -97,6 +106,15 @@ func TestValidate(t *testing.T) {
 		"rate":            func(w *Workload) { w.RateIOPS = -1 },
 		"direct align":    func(w *Workload) { w.Direct = true; w.BlockSize = 1000 },
 		"file vs block":   func(w *Workload) { w.FileSize = 1024 },
+		"min block":       func(w *Workload) { w.MinBlockSize = 8192 },
+		"min object":      func(w *Workload) { w.Objects = 4; w.ObjectSize = 8192; w.MinObjectSize = 16384 },
+		"sized, no count": func(w *Workload) { w.ObjectSize = 8192; w.MinObjectSize = 1 },
+		"align":           func(w *Workload) { w.OffsetAlign = -1 },
+		"verify, sized":   func(w *Workload) { w.Objects = 4; w.ObjectSize = 8192; w.MinObjectSize = 4096; w.Verify = true },
+		"byte rate":       func(w *Workload) { w.RateBytes = -1 },
+		"two rates":       func(w *Workload) { w.RateIOPS = 10; w.RateBytes = 1 << 20 },
+		"backlog":         func(w *Workload) { w.MaxBacklog = -1 },
+		"direct, min":     func(w *Workload) { w.Direct = true; w.MinBlockSize = 1000 },
 	}
 	for name, mutate := range bad {
 		w := valid()

@@ -54,11 +54,25 @@ type Workload struct {
 	Pattern     Pattern `json:"pattern"`
 	ReadPercent int     `json:"read_percent"`
 
-	// BlockSize is the size of one operation.
+	// BlockSize is the size of one operation, or of the longest.
 	BlockSize Size `json:"block_size"`
+	// MinBlockSize, when set, makes operations vary in length: each one's
+	// is uniform in [MinBlockSize, BlockSize] (fio's bsrange, rados
+	// load-gen's --min-op-len and --max-op-len). Offsets still step by
+	// BlockSize.
+	MinBlockSize Size `json:"min_block_size,omitempty"`
 	// ObjectSize is the size of each object on object targets; an object
 	// is written in ObjectSize/BlockSize operations. Zero means BlockSize.
 	ObjectSize Size `json:"object_size,omitempty"`
+	// MinObjectSize, when set, makes the Objects objects a prepared set
+	// of sizes uniform in [MinObjectSize, ObjectSize], each its own (rados
+	// load-gen's objects). The engine that holds the set reports the
+	// sizes in its geometry, and each op addresses a random byte range
+	// of a random object, its length cut to the object's size.
+	MinObjectSize Size `json:"min_object_size,omitempty"`
+	// OffsetAlign rounds the offsets of ops in a set of objects of their
+	// own sizes down to a multiple of it; zero leaves them at any byte.
+	OffsetAlign Size `json:"offset_align,omitempty"`
 	// Objects bounds the objects used: how many a write creates at most,
 	// and the key space of random object I/O. Zero: unbounded writes, and
 	// reads use every object the target already holds.
@@ -84,6 +98,13 @@ type Workload struct {
 	// RateIOPS, when set, paces the operations open loop at this many per
 	// second in total: latency counts from each operation's scheduled time.
 	RateIOPS float64 `json:"rate_iops,omitempty"`
+	// RateBytes, when set, paces the operations open loop at this many
+	// bytes per second in total: an operation is due when the bytes of
+	// those before it are, and its latency counts from then.
+	RateBytes float64 `json:"rate_bytes,omitempty"`
+	// MaxBacklog, when set, bounds the bytes in flight: no operation
+	// starts while this many are (rados load-gen's --max-backlog).
+	MaxBacklog Size `json:"max_backlog,omitempty"`
 	// OpTimeout fails an operation that takes longer; zero waits forever.
 	OpTimeout Duration `json:"op_timeout,omitempty"`
 
@@ -141,8 +162,18 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("block size %s is over the 1G limit", w.BlockSize)
 	case w.ObjectSize < 0:
 		return fmt.Errorf("invalid object size %d", w.ObjectSize)
-	case w.ObjectSize > 0 && w.ObjectSize%w.BlockSize != 0:
+	case w.MinBlockSize < 0 || w.MinBlockSize > w.BlockSize:
+		return fmt.Errorf("invalid minimum block size %d (want 1..%s, the block size)", w.MinBlockSize, w.BlockSize)
+	case w.ObjectSize > 0 && w.MinObjectSize == 0 && w.ObjectSize%w.BlockSize != 0:
 		return fmt.Errorf("object size %s is not a multiple of block size %s", w.ObjectSize, w.BlockSize)
+	case w.MinObjectSize < 0 || w.MinObjectSize > w.EffectiveObjectSize():
+		return fmt.Errorf("invalid minimum object size %d (want 1..%s, the object size)", w.MinObjectSize, w.EffectiveObjectSize())
+	case w.MinObjectSize > 0 && w.Objects == 0:
+		return errors.New("objects of their own sizes need an object count")
+	case w.OffsetAlign < 0:
+		return fmt.Errorf("invalid offset alignment %d: negative", w.OffsetAlign)
+	case w.Verify && w.MinObjectSize > 0:
+		return errors.New("reads of objects of their own sizes cannot be verified: their ops address any byte range, not the blocks writes stamp")
 	case w.Objects < 0:
 		return fmt.Errorf("invalid object count %d", w.Objects)
 	case w.Cycle && w.Objects == 0:
@@ -167,6 +198,12 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid fsync interval %d: negative", w.FsyncEvery)
 	case w.RateIOPS < 0:
 		return fmt.Errorf("invalid rate %g: negative", w.RateIOPS)
+	case w.RateBytes < 0:
+		return fmt.Errorf("invalid byte rate %g: negative", w.RateBytes)
+	case w.RateIOPS > 0 && w.RateBytes > 0:
+		return errors.New("a rate in operations and one in bytes: pace by one of them")
+	case w.MaxBacklog < 0:
+		return fmt.Errorf("invalid backlog %d: negative", w.MaxBacklog)
 	case w.IOEngine != "" && w.IOEngine != "psync" && w.IOEngine != "libaio" && w.IOEngine != "io_uring":
 		return fmt.Errorf("invalid I/O engine %q (want psync, libaio or io_uring)", w.IOEngine)
 	case w.IOEngine != "" && w.Target.Scheme != "file":
@@ -175,7 +212,7 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("a file prefix names files in a directory, not in %s:// targets", w.Target.Scheme)
 	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":
 		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
-	case w.Direct && w.BlockSize%512 != 0:
+	case w.Direct && (w.BlockSize%512 != 0 || w.MinBlockSize%512 != 0):
 		return fmt.Errorf("block size %s is not a multiple of 512, which direct I/O needs", w.BlockSize)
 	}
 	return nil

@@ -12,9 +12,14 @@ import (
 )
 
 // Shared is the state the generators of one run share: the cursors of
-// object workloads, where every worker takes the next object in turn. Its
-// methods are safe for concurrent use.
+// object workloads, where every worker takes the next object in turn, and
+// the sizes of a set of objects of their own sizes. Its methods are safe
+// for concurrent use.
 type Shared struct {
+	// ObjectSizes, when set, is each object's size, by index, of a
+	// session's engine.ObjectSet; generators only read it.
+	ObjectSizes []int64
+
 	writes atomic.Int64
 	reads  atomic.Int64
 }
@@ -32,8 +37,9 @@ type Generator struct {
 	blocks int64 // blocks per file (block layout)
 
 	opsPerObject int64
-	readable     int64 // objects reads may address
-	writable     int64 // object key space of random writes
+	readable     int64   // objects reads may address
+	writable     int64   // object key space of random writes
+	sizes        []int64 // each object's, for a set of objects of their own sizes
 }
 
 // New returns the generator for one worker. seed makes random sequences
@@ -58,6 +64,7 @@ func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed
 			}
 		}
 	case engine.Objects:
+		g.sizes = shared.ObjectSizes
 		objSize := int64(w.EffectiveObjectSize())
 		if geo.ObjectSize > 0 {
 			objSize = geo.ObjectSize
@@ -75,10 +82,10 @@ func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed
 	return g
 }
 
-// Next fills op's Kind, File, Object and Offset, and trims op.Buf to the
-// block size. It returns false when the workload has nothing more to do:
-// a sequential object write reached its object limit, or there is no
-// object to read.
+// Next fills op's Kind, File, Object and Offset, and sets op.Buf's length
+// to the op's, within its capacity (BlockSize at least). It returns false
+// when the workload has nothing more to do: a sequential object write
+// reached its object limit, or there is no object to read.
 func (g *Generator) Next(op *engine.Op) bool {
 	kind := engine.Write
 	switch r := g.w.ReadPercent; {
@@ -91,7 +98,11 @@ func (g *Generator) Next(op *engine.Op) bool {
 	op.Err = nil
 	op.Completed = 0
 	bs := int64(g.w.BlockSize)
-	op.Buf = op.Buf[:bs]
+	n := bs
+	if lo := int64(g.w.MinBlockSize); lo > 0 && lo < bs {
+		n = lo + g.rng.Int64N(bs-lo+1)
+	}
+	op.Buf = op.Buf[:n]
 	if g.geo.Layout == engine.Blocks {
 		op.File = g.file
 		var block int64
@@ -104,7 +115,43 @@ func (g *Generator) Next(op *engine.Op) bool {
 		op.Offset = block * bs
 		return true
 	}
+	if g.sizes != nil {
+		g.nextSized(op)
+		return true
+	}
 	return g.nextObject(op, kind, bs)
+}
+
+// nextSized addresses a random byte range of a random object of a set of
+// objects of their own sizes, as rados load-gen's gen_op does: the length
+// cut to the object's size, the offset moved back so that the op ends
+// inside the object, then aligned down.
+func (g *Generator) nextSized(op *engine.Op) {
+	obj := g.rng.IntN(len(g.sizes))
+	size := g.sizes[obj]
+	n := min(int64(len(op.Buf)), size)
+	off := g.rng.Int64N(size + 1)
+	if off+n > size {
+		off = size - n
+	}
+	if a := int64(g.w.OffsetAlign); a > 0 {
+		off -= off % a
+	}
+	op.File, op.Object, op.Offset, op.Buf = 0, int64(obj), off, op.Buf[:n]
+}
+
+// ObjectSizes draws the sizes of a set of w.Objects objects of their own
+// sizes, uniform in [w.MinObjectSize, w.EffectiveObjectSize()]: what an
+// engine that prepares the set makes and reports. The same seed gives the
+// same sizes.
+func ObjectSizes(w *spec.Workload, seed uint64) []int64 {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	lo, hi := int64(w.MinObjectSize), int64(w.EffectiveObjectSize())
+	sizes := make([]int64, w.Objects)
+	for i := range sizes {
+		sizes[i] = lo + rng.Int64N(hi-lo+1)
+	}
+	return sizes
 }
 
 func (g *Generator) nextObject(op *engine.Op, kind engine.OpKind, bs int64) bool {

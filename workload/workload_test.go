@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/cephbench/cephbench/engine"
@@ -140,5 +141,67 @@ func TestCyclingObjectWritesStartOver(t *testing.T) {
 		if objs[i] != want[i] {
 			t.Fatalf("objects %v; want %v", objs, want)
 		}
+	}
+}
+
+func TestOpLengthsVaryWithinTheRange(t *testing.T) {
+	w := blockWorkload(spec.Random, 50, 1)
+	w.BlockSize, w.MinBlockSize = 64<<10, 1<<10
+	g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 30}, 0, &Shared{}, 3)
+	op := &engine.Op{Buf: make([]byte, 64<<10)}
+	lo, hi, sum := int64(1<<62), int64(0), int64(0)
+	for range 10000 {
+		g.Next(op)
+		n := int64(len(op.Buf))
+		lo, hi, sum = min(lo, n), max(hi, n), sum+n
+		if op.Offset%(64<<10) != 0 {
+			t.Fatalf("offset %d does not step by the block size", op.Offset)
+		}
+	}
+	if lo < 1<<10 || hi > 64<<10 || lo > 2<<10 || hi < 63<<10 {
+		t.Errorf("lengths in [%d, %d]; want them spread over [1K, 64K]", lo, hi)
+	}
+	if mean := sum / 10000; mean < 31<<10 || mean > 34<<10 {
+		t.Errorf("mean length %d; want about 32.5K, uniform", mean)
+	}
+}
+
+func TestObjectsOfTheirOwnSizes(t *testing.T) {
+	w := &spec.Workload{Pattern: spec.Random, ReadPercent: 70, BlockSize: 64 << 10, MinBlockSize: 1 << 10,
+		Objects: 20, ObjectSize: 300 << 10, MinObjectSize: 10 << 10, OffsetAlign: 4096, Workers: 1, QueueDepth: 1}
+	sizes := ObjectSizes(w, 9)
+	if again := ObjectSizes(w, 9); len(sizes) != 20 || !slices.Equal(sizes, again) {
+		t.Fatalf("sizes %v, then %v; want 20, the same for the same seed", sizes, again)
+	}
+	for _, s := range sizes {
+		if s < 10<<10 || s > 300<<10 {
+			t.Fatalf("object size %d outside [10K, 300K]", s)
+		}
+	}
+	if slices.Min(sizes) >= 64<<10 {
+		t.Fatalf("sizes %v: none under the longest op, so no op is cut; pick another seed", sizes)
+	}
+	g := New(w, engine.Geometry{Layout: engine.Objects, ObjectCount: 20}, 0, &Shared{ObjectSizes: sizes}, 1)
+	op := &engine.Op{Buf: make([]byte, 64<<10)}
+	seen := map[int64]bool{}
+	cut := 0
+	for range 20000 {
+		if !g.Next(op) {
+			t.Fatal("no op")
+		}
+		size := sizes[op.Object]
+		if op.Offset < 0 || op.Offset+int64(len(op.Buf)) > size || op.Offset%4096 != 0 || len(op.Buf) < 1 {
+			t.Fatalf("op [%d, +%d) on object %d of %d bytes", op.Offset, len(op.Buf), op.Object, size)
+		}
+		if int64(len(op.Buf)) == size {
+			cut++
+		}
+		seen[op.Object] = true
+	}
+	if len(seen) != 20 {
+		t.Errorf("ops on %d of the 20 objects", len(seen))
+	}
+	if cut == 0 {
+		t.Errorf("no op was cut to its object's size, though object sizes go down to %d", slices.Min(sizes))
 	}
 }

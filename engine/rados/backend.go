@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -26,8 +27,8 @@ import (
 )
 
 // aioQueue is the queue core (internal/io/aioq) over the librados backend
-// (aio.cc), shared by the engine's queue and load-gen's. Not safe for
-// concurrent use.
+// (aio.cc), shared by the engine's queues (rados bench's objects and
+// load-gen's) and removeAll. Not safe for concurrent use.
 type aioQueue struct {
 	*aioq.Queue
 	backend *C.cbrados
@@ -61,6 +62,18 @@ func (a *aioQueue) close() error {
 		return err
 	}
 	return a.freeBackend()
+}
+
+// closer is the Closed hook of an engine queue on a: once the queue core
+// is freed it frees the backend, and it tells queues the queue is closed.
+func (a *aioQueue) closer(queues *sync.WaitGroup) func(freed bool) error {
+	return func(freed bool) error {
+		defer queues.Done()
+		if !freed {
+			return nil
+		}
+		return a.freeBackend()
+	}
 }
 
 // freeBackend frees the backend of a queue already closed.

@@ -10,6 +10,10 @@
 // timestamped in the callback and reaped in batches, so one connection
 // keeps any queue depth in flight without an OS thread per op.
 //
+// Pool serves rados load-gen: objects the caller names and sizes, created
+// exclusively, run as an ObjectSet session (engine.ObjectSet) on the same
+// aio queues, and removed by name.
+//
 // It needs cgo and librados; it is built with the "ceph" build tag (and
 // "pacific" for go-ceph on Ceph 16), as `make` does.
 package rados

@@ -2,42 +2,26 @@
 
 package rados
 
-/*
-#include <stdint.h>
-#include <time.h>
-
-static void loadgen_sleep(int64_t ns)
-{
-	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
-	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-}
-*/
-import "C"
-
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/ceph/go-ceph/rados"
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/io/aioq"
-	"github.com/cephbench/cephbench/internal/peer/loadgen"
 )
 
 // Pool is an open pool whose objects the caller names, for rados
-// load-gen: it creates them exclusively, drives them through an
-// ObjectQueue and removes them. Its methods are safe for concurrent use,
-// but Close is called once, after its queues are closed.
+// load-gen: it creates them exclusively, serves them as a session
+// (Objects) and removes them. Its methods are safe for concurrent use,
+// but Close is called once, after its sessions are closed.
 type Pool struct {
 	conn  *rados.Conn
 	ioctx *rados.IOContext
@@ -159,90 +143,64 @@ func (p *Pool) Remove(ctx context.Context, names []string) error {
 	return removeAll(ctx, p.ioctx, len(names), func(i int, b []byte) []byte { return append(b, names[i]...) })
 }
 
-// ObjectQueue is a librados aio queue (internal/io/aioq with the librados backend) for ops that name their
-// objects; completions are stamped in the librados callback. Not safe for
-// concurrent use.
-type ObjectQueue struct {
-	aio *aioQueue
-	ops []*loadgen.Op // by slot; nil when free
+// ObjectSet is a session on a set of objects of the pool that the caller
+// names and sizes, for rados load-gen: ops address them by index, through
+// librados aio queues. It creates nothing and removes nothing: the
+// caller made the objects (CreateExclusive) and removes them (Remove).
+// Its methods are safe for concurrent use; Close is called once, after
+// its queues are closed.
+type ObjectSet struct {
+	pool   *Pool
+	names  []string
+	sizes  []int64
+	queues sync.WaitGroup
 }
 
-var _ loadgen.Queue = (*ObjectQueue)(nil)
+var (
+	_ engine.AsyncSession = (*ObjectSet)(nil)
+	_ engine.ObjectSet    = (*ObjectSet)(nil)
+)
 
-// NewQueue returns an aio queue of the given depth on the pool.
-func (p *Pool) NewQueue(depth int) (*ObjectQueue, error) {
-	aio, err := newAIOQueue(p.ioctx, depth, 0)
+// Objects returns the session on the objects names, of sizes bytes each
+// (by index).
+func (p *Pool) Objects(names []string, sizes []int64) *ObjectSet {
+	return &ObjectSet{pool: p, names: names, sizes: sizes}
+}
+
+// Geometry is the Objects layout, with the set's object count.
+func (s *ObjectSet) Geometry() engine.Geometry {
+	return engine.Geometry{Layout: engine.Objects, ObjectCount: int64(len(s.names))}
+}
+
+// ObjectSizes returns each object's size, by index.
+func (s *ObjectSet) ObjectSizes() []int64 { return s.sizes }
+
+// Do executes op with a blocking librados call; the runner prefers
+// NewQueue's aio.
+func (s *ObjectSet) Do(ctx context.Context, op *engine.Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return do(s.pool.ioctx, s.names[op.Object], op)
+}
+
+// NewQueue returns an aio queue of the given depth on the set's objects;
+// completions are stamped in the librados callback.
+func (s *ObjectSet) NewQueue(depth int) (engine.Queue, error) {
+	aio, err := newAIOQueue(s.pool.ioctx, depth, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &ObjectQueue{aio: aio, ops: make([]*loadgen.Op, depth)}, nil
+	s.queues.Add(1)
+	return aioq.NewEngineQueue(aio.Queue, aioq.Hooks{
+		Name:     func(b []byte, op *engine.Op) []byte { return append(b, s.names[op.Object]...) },
+		Describe: func(op *engine.Op) string { return fmt.Sprintf("%s at %d", s.names[op.Object], op.Offset) },
+		Closed:   aio.closer(&s.queues),
+	}), nil
 }
 
-// Submit starts op asynchronously.
-func (q *ObjectQueue) Submit(op *loadgen.Op) error {
-	kind := aioq.Read
-	if op.Write {
-		kind = aioq.Write
-	}
-	slot, err := q.aio.Submit(func(b []byte) []byte { return append(b, op.Name...) }, kind, op.Buf, op.Offset)
-	if err != nil {
-		return err
-	}
-	q.ops[slot] = op
+// Close waits for the queues to close; the pool stays open.
+func (s *ObjectSet) Close(context.Context) error {
+	s.queues.Wait()
 	return nil
-}
-
-// Reap stores up to len(done) completed ops in done, with Err and
-// Completed set, and returns how many; if fewer than least have
-// completed, it waits up to wait for them. A read that returns less than
-// its length fails with io.ErrUnexpectedEOF.
-func (q *ObjectQueue) Reap(least int, wait time.Duration, done []*loadgen.Op) int {
-	deadline := time.Now().Add(wait)
-	n := 0
-	for {
-		n += q.reap(done[n:])
-		if n >= least || q.aio.InFlight() == 0 || !time.Now().Before(deadline) {
-			return n
-		}
-		q.aio.Wait(deadline)
-	}
-}
-
-// Sleep pauses for d on the clock the completions are stamped with. It
-// sleeps in C: the Go runtime's timers wake a millisecond or more late,
-// and a paced op may not be.
-func (q *ObjectQueue) Sleep(d time.Duration) {
-	if d > 0 {
-		C.loadgen_sleep(C.int64_t(d))
-	}
-}
-
-// reap hands back the ops that have completed, without waiting.
-func (q *ObjectQueue) reap(done []*loadgen.Op) int {
-	n := 0
-	q.aio.Reap(len(done), func(r aioq.Reaped) {
-		op := q.ops[r.Slot]
-		q.ops[r.Slot] = nil
-		op.Completed = r.End
-		switch {
-		case r.Ret < 0:
-			op.Err = syscall.Errno(-r.Ret)
-		case !op.Write && r.Ret < len(op.Buf):
-			op.Err = fmt.Errorf("%s: read %d of %d bytes at %d: %w", op.Name, r.Ret, len(op.Buf), op.Offset, io.ErrUnexpectedEOF)
-		default:
-			op.Err = nil
-		}
-		done[n] = op
-		n++
-	})
-	return n
-}
-
-// Close waits for the ops in flight and frees the queue.
-func (q *ObjectQueue) Close() {
-	done := make([]*loadgen.Op, q.aio.Depth())
-	for q.aio.InFlight() > 0 {
-		q.Reap(q.aio.InFlight(), time.Second, done)
-	}
-	_ = q.aio.close()
 }

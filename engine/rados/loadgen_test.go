@@ -8,12 +8,10 @@ import (
 	"io"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/cephbench/cephbench/engine"
 	cbrados "github.com/cephbench/cephbench/engine/rados"
 	"github.com/cephbench/cephbench/internal/cephtest"
-	"github.com/cephbench/cephbench/internal/peer/loadgen"
 )
 
 func TestPoolCreatesOnlyNewObjectsAndRemovesWhatItIsGiven(t *testing.T) {
@@ -55,7 +53,7 @@ func TestPoolCreatesOnlyNewObjectsAndRemovesWhatItIsGiven(t *testing.T) {
 	}
 }
 
-func TestObjectQueueWritesReadsAndStampsCompletions(t *testing.T) {
+func TestObjectSetWritesReadsAndStampsCompletions(t *testing.T) {
 	conn := cephtest.Cluster(t)
 	name := cephtest.Pool(t, conn, "cbtest")
 	pool, err := cbrados.OpenPool(cbrados.Target{Pool: name})
@@ -63,13 +61,18 @@ func TestObjectQueueWritesReadsAndStampsCompletions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	q, err := pool.NewQueue(2)
+	set := pool.Objects([]string{"other", "obj"}, []int64{0, 32})
+	defer set.Close(t.Context())
+	if sizes := set.ObjectSizes(); !slices.Equal(sizes, []int64{0, 32}) || set.Geometry().ObjectCount != 2 {
+		t.Errorf("the set has sizes %v and geometry %+v; want the sizes given, 2 objects", sizes, set.Geometry())
+	}
+	q, err := set.NewQueue(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	done := make([]*loadgen.Op, 2)
-	run := func(ops ...*loadgen.Op) {
+	done := make([]*engine.Op, 2)
+	run := func(ops ...*engine.Op) {
 		t.Helper()
 		before := engine.Now()
 		for _, op := range ops {
@@ -77,19 +80,19 @@ func TestObjectQueueWritesReadsAndStampsCompletions(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n := q.Reap(len(ops), 10*time.Second, done); n != len(ops) {
-			t.Fatalf("reaped %d of %d ops", n, len(ops))
+		if n, err := q.Reap(t.Context(), len(ops), done); n != len(ops) || err != nil {
+			t.Fatalf("reaped %d of %d ops: %v", n, len(ops), err)
 		}
 		for _, op := range ops {
 			if op.Completed <= before || op.Completed > engine.Now() {
-				t.Errorf("%s completed at %v, outside [%v, now]", op.Name, op.Completed, before)
+				t.Errorf("object %d completed at %v, outside [%v, now]", op.Object, op.Completed, before)
 			}
 		}
 	}
 	data := []byte("0123456789abcdef")
-	run(&loadgen.Op{Name: "obj", Write: true, Buf: data}, &loadgen.Op{Name: "obj", Write: true, Offset: 16, Buf: data})
-	whole := &loadgen.Op{Name: "obj", Offset: 8, Buf: make([]byte, 16)}
-	short := &loadgen.Op{Name: "obj", Offset: 24, Buf: make([]byte, 16)}
+	run(&engine.Op{Kind: engine.Write, Object: 1, Buf: data}, &engine.Op{Kind: engine.Write, Object: 1, Offset: 16, Buf: data})
+	whole := &engine.Op{Kind: engine.Read, Object: 1, Offset: 8, Buf: make([]byte, 16)}
+	short := &engine.Op{Kind: engine.Read, Object: 1, Offset: 24, Buf: make([]byte, 16)}
 	run(whole, short)
 	if whole.Err != nil || !bytes.Equal(whole.Buf, []byte("89abcdef01234567")) {
 		t.Errorf("read %q, %v", whole.Buf, whole.Err)
@@ -97,7 +100,10 @@ func TestObjectQueueWritesReadsAndStampsCompletions(t *testing.T) {
 	if !errors.Is(short.Err, io.ErrUnexpectedEOF) {
 		t.Errorf("a read past the object's end: %v; want io.ErrUnexpectedEOF", short.Err)
 	}
-	if n := q.Reap(1, 10*time.Millisecond, done); n != 0 {
-		t.Errorf("reaped %d ops with none in flight", n)
+	if n, err := q.Reap(t.Context(), 1, done); n != 0 || err == nil {
+		t.Errorf("reaped %d ops with none in flight (%v); want none and an error", n, err)
+	}
+	if got := objects(t, conn, name); !slices.Equal(got, []string{"obj"}) {
+		t.Errorf("the pool holds %v; want only the object written", got)
 	}
 }

@@ -31,12 +31,6 @@ func (s *Session) NewQueue(depth int) (engine.Queue, error) {
 			return fmt.Sprintf("%s at %d", radosbench.ObjectName(s.prefix, op.Object), op.Offset)
 		},
 		Written: s.noteWrite,
-		Closed: func(freed bool) error {
-			defer s.queues.Done()
-			if !freed {
-				return nil
-			}
-			return aio.freeBackend()
-		},
+		Closed:  aio.closer(&s.queues),
 	}), nil
 }

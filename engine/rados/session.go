@@ -196,15 +196,20 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	name := radosbench.ObjectName(s.prefix, op.Object)
-	if op.Kind == engine.Write {
-		if err := s.ioctx.Write(name, op.Buf, uint64(op.Offset)); err != nil {
-			return ErrnoOf(err)
-		}
+	err := do(s.ioctx, radosbench.ObjectName(s.prefix, op.Object), op)
+	if err == nil && op.Kind == engine.Write {
 		s.noteWrite(op)
-		return nil
 	}
-	n, err := s.ioctx.Read(name, op.Buf, uint64(op.Offset))
+	return err
+}
+
+// do executes op on the named object with a blocking librados call. A
+// read that returns less than its length fails with io.ErrUnexpectedEOF.
+func do(ioctx *rados.IOContext, name string, op *engine.Op) error {
+	if op.Kind == engine.Write {
+		return ErrnoOf(ioctx.Write(name, op.Buf, uint64(op.Offset)))
+	}
+	n, err := ioctx.Read(name, op.Buf, uint64(op.Offset))
 	if err != nil {
 		return ErrnoOf(err)
 	}

@@ -11,15 +11,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/cluster"
-	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/internal/peer/loadgen"
-	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
@@ -82,9 +80,9 @@ late, and those never started, missed. With a target the cluster cannot
 reach, latency grows with the backlog: use --target-throughput 0 to run as
 fast as --max-ops and --max-backlog allow (rados reads 0 as its default).
 
-Unlike rados: the objects are filled with random data (rados' are sparse and
-its writes are zeros), so --max-object-size defaults to 4M rather than rados'
-5G; a run's objects are named cephbench_loadgen_HOST_PID_RUN_objN and created
+Unlike rados: the objects are filled with random data and the writes carry
+cephbench's data pattern (rados' objects are sparse and its writes are
+zeros), so --max-object-size defaults to 4M rather than rados' 5G; a run's objects are named cephbench_loadgen_HOST_PID_RUN_objN and created
 exclusively, so it never writes over or removes an object it did not create,
 also when interrupted. --percent, the spelling of older releases (which
 Ceph 16 ignores), is --read-percent here.`,
@@ -161,7 +159,8 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 			spec.Size(cfg.MaxObjectSize), spec.Size(limit))
 	}
 	prefix := loadGenPrefix()
-	g := loadgen.New(cfg, prefix, rand.Uint64())
+	seed := rand.Uint64()
+	g := loadgen.New(cfg, prefix, seed)
 	// Replication needs more, so this only catches the runs that cannot
 	// fit at all (rados' 5G objects, say) before writing anything.
 	if free, err := pool.FreeBytes(); err == nil && g.Bytes() > free {
@@ -172,14 +171,11 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 	secs := strconv.FormatFloat(cfg.RunLength.Seconds(), 'f', -1, 64)
 	fmt.Fprintf(out, "run length %s seconds\n", secs)
 	fmt.Fprintf(out, "preparing %d objects\n", cfg.Objects)
-	names := make([]string, len(g.Objects()))
-	for i, o := range g.Objects() {
-		names[i] = o.Name
-	}
+	names := g.Names()
 	created, err := pool.CreateExclusive(ctx, names)
 	var res *result.Result
 	if err == nil {
-		res, err = loadGenRun(ctx, out, pool, g, cfg, target, secs)
+		res, err = loadGenRun(ctx, out, pool, g, cfg, target, secs, seed)
 	}
 	fmt.Fprintln(out, "cleaning up objects")
 	var ours []string
@@ -211,25 +207,27 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 	switch {
 	case cleanErr != nil:
 		return cleanErr
-	case err != nil:
-		return fmt.Errorf("load-gen: %w", err)
 	case res.Interrupted:
 		return errInterrupted
 	}
 	return nil
 }
 
-// loadGenRun fills the created objects, then runs the load, printing
-// rados load-gen's lines, and waits for the ops in flight. It returns the
-// run's result, or nil if the objects could not be filled; an error with a
-// result means the load stopped early.
-func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen.Gen, cfg loadgen.Config, target spec.Target, secs string) (*result.Result, error) {
-	q, err := pool.NewQueue(cfg.MaxOps)
+// loadGenRun fills the created objects, then runs the load through the
+// runner, printing rados load-gen's lines. It returns the run's result, or
+// nil if the objects could not be filled or the run could not start.
+func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen.Gen, cfg loadgen.Config, target spec.Target, secs string, seed uint64) (*result.Result, error) {
+	set := pool.Objects(g.Names(), g.Sizes())
+	defer set.Close(context.WithoutCancel(ctx))
+	q, err := set.NewQueue(cfg.MaxOps)
 	if err != nil {
 		return nil, err
 	}
-	if err := g.Prepare(ctx, q); err != nil {
-		q.Close()
+	err = g.Prepare(ctx, q)
+	if closeErr := q.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
 		return nil, fmt.Errorf("load-gen: preparing the objects: %w", err)
 	}
 
@@ -237,35 +235,15 @@ func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen
 	state := &cluster.Pair{}
 	state.Before, err = pool.ClusterSnapshot()
 	stateErr := err
-	kinds := []string{engine.Read.String(), engine.Write.String()}
-	col := metrics.NewCollector(kinds)
-	rec := col.NewRecorder()
-	user0, sys0 := metrics.CPUTimes()
-	outcome := &runner.Outcome{Kinds: kinds, Collector: col, Start: time.Now(), StopReason: runner.StopDuration}
-	t0 := engine.Now()
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx, q, rec, t0) }()
-	runErr, finished := loadGenSeconds(ctx, out, g, col, t0, cfg.RunLength, done)
+	w := cfg.Workload(target)
+	outcome, err := runner.Run(ctx, set, &w, runner.Options{Progress: cephtext.NewLoadGenProgress(out).Tick, Seed: seed})
 	fmt.Fprintln(out, "waiting for all operations to complete")
-	if !finished {
-		runErr = <-done
-	}
-	q.Close()
-	now := engine.Now()
-	col.Tick(now - t0)
-	outcome.End, outcome.Elapsed = time.Now(), now-t0
-	outcome.CPU = metrics.CPUSince(user0, sys0, now-t0)
-	outcome.Late, outcome.Missed = g.Late(), g.Missed()
-	if ctx.Err() != nil || runErr != nil {
-		outcome.StopReason = runner.StopInterrupted
+	if err != nil {
+		return nil, fmt.Errorf("load-gen: %w", err)
 	}
 	state.After, err = pool.ClusterSnapshot()
 	stateErr = errors.Join(stateErr, err)
 
-	w := spec.Workload{
-		Target: target, Pattern: spec.Random, ReadPercent: cfg.ReadPercent, BlockSize: spec.Size(cfg.MaxOpLen),
-		Objects: int64(cfg.Objects), Workers: 1, QueueDepth: cfg.MaxOps, Duration: spec.Duration(cfg.RunLength),
-	}
 	res, err := result.New("rados-load-gen", &w, outcome, result.ThisHost())
 	if err != nil {
 		return nil, err
@@ -274,49 +252,7 @@ func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen
 	if stateErr != nil {
 		res.Notes = append(res.Notes, "the cluster's state could not be read: "+oneLine(stateErr.Error()))
 	}
-	return res, runErr
-}
-
-// loadGenSeconds closes one series interval per second from t0 and prints
-// rados load-gen's line for it: the throughput completed since t0 (MB/s of
-// 2^20 bytes, three significant digits) and the bytes in flight. It returns
-// when length has passed, ctx ends or the loop fails; finished says whether
-// it took the loop's result from done, and err is that result.
-func loadGenSeconds(ctx context.Context, out io.Writer, g *loadgen.Gen, col *metrics.Collector, t0, length time.Duration, done <-chan error) (err error, finished bool) {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	var completed int64
-	for k := 1; ; k++ {
-		at := min(time.Duration(k)*time.Second, length)
-		timer.Reset(t0 + at - engine.Now())
-		for ticked := false; !ticked; {
-			select {
-			case err := <-done:
-				if err != nil {
-					return err, true
-				}
-				// The loop ends by itself only at the run's end: the
-				// last second's line is due now.
-				finished, done = true, nil
-			case <-ctx.Done():
-				return nil, finished
-			case <-timer.C:
-				ticked = true
-			}
-		}
-		if at < time.Duration(k)*time.Second {
-			return nil, finished // a partial last second goes into the final interval
-		}
-		sec := col.Tick(at)
-		for _, ks := range sec.Kinds {
-			completed += ks.Bytes
-		}
-		rate := float64(completed) / (1 << 20) / at.Seconds()
-		fmt.Fprintf(out, "%5d: throughput=%sMB/sec pending data=%d\n", k, strconv.FormatFloat(rate, 'g', 3, 64), g.Pending())
-		if at == length {
-			return nil, finished
-		}
-	}
+	return res, nil
 }
 
 // loadGenPrefix names a run's objects: this host and process, as rados

@@ -1,22 +1,22 @@
-// Package loadgen is Ceph's `rados load-gen` without the I/O: its options
-// and defaults, the objects it prepares, the ops it makes (random object,
-// length, offset and read/write mix, as rados.cc's LoadGen::gen_op) and the
-// loop that keeps them in flight within an op count, a byte backlog and a
-// target throughput. A Queue does the I/O: engine/rados.ObjectQueue on a
-// cluster.
+// Package loadgen is Ceph's `rados load-gen` in cephbench's terms: its
+// options and defaults, the workload they make (ops of random lengths at
+// random places in objects of random sizes, a read/write mix, paced in
+// bytes with the bytes in flight bounded: rados.cc's LoadGen, which the
+// runner drives), and the objects it prepares, with the unmeasured writes
+// that fill them.
 package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/workload"
 )
 
 // Config is one load-gen run, in rados load-gen's terms.
@@ -87,74 +87,52 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// Workload is the run cfg describes on target, for the runner: one worker
+// keeping MaxOps ops in flight, each of MinOpLen..MaxOpLen bytes at a
+// random place in a random object of the set, paced at Throughput bytes
+// per second, no op starting while MaxBacklog bytes are in flight.
+func (c *Config) Workload(target spec.Target) spec.Workload {
+	return spec.Workload{
+		Target: target, Pattern: spec.Random, ReadPercent: c.ReadPercent,
+		BlockSize: spec.Size(c.MaxOpLen), MinBlockSize: spec.Size(c.MinOpLen),
+		Objects: int64(c.Objects), ObjectSize: spec.Size(c.MaxObjectSize), MinObjectSize: spec.Size(c.MinObjectSize),
+		OffsetAlign: spec.Size(c.OffsetAlign), Workers: 1, QueueDepth: c.MaxOps, Duration: spec.Duration(c.RunLength),
+		RateBytes: float64(c.Throughput), MaxBacklog: spec.Size(c.MaxBacklog),
+	}
+}
+
 // Object is one object a run prepares.
 type Object struct {
 	Name string
 	Size int64
 }
 
-// Op is one read or write. The loop owns it; a Queue reads Name, Write,
-// Offset and Buf and sets Err and Completed.
-type Op struct {
-	Name   string
-	Write  bool
-	Offset int64
-	// Buf's length is the op's: a write sends it, a read fills it. It
-	// stays valid and unmoved until the op completes.
-	Buf []byte
-
-	Err error
-	// Completed is when the op finished, on engine.Now's clock; zero
-	// means the loop stamps it when it reaps the op.
-	Completed time.Duration
-
-	start time.Duration // where its latency counts from
-	rbuf  []byte        // this slot's read buffer, made on its first read
-}
-
-// Queue runs ops asynchronously.
-type Queue interface {
-	// Submit starts op. It fails only if the op could not be started; its
-	// outcome comes back from Reap.
-	Submit(op *Op) error
-	// Reap stores up to len(done) completed ops in done and returns how
-	// many; if fewer than least have completed, it waits up to wait for
-	// them.
-	Reap(least int, wait time.Duration, done []*Op) int
-	// Sleep pauses for d, to well under a millisecond: a paced op is late
-	// if it starts a millisecond after it was due.
-	Sleep(d time.Duration)
-}
-
-// Gen is one load-gen run: its objects, its data and its counters.
-// Prepare and Run are called from one goroutine; Pending, Late and Missed
-// may be read from others.
+// Gen is one load-gen run's objects and the data that fills them. Not
+// safe for concurrent use.
 type Gen struct {
 	cfg  Config
 	objs []Object
-	data []byte // what writes send: random bytes, sliced at random places
+	data []byte // what the fill writes: random bytes, sliced at random places
 	rnd  *rand.Rand
-
-	sent, completed atomic.Int64 // bytes
-	issued          int64
-	late, missed    atomic.Int64
 }
 
 // fillChunk is the largest write Prepare makes: whole objects could exceed
 // the OSDs' write size limit (osd_max_write_size, 90M by default).
 const fillChunk = 4 << 20
 
-// New picks the sizes of cfg.Objects objects named prefix+"obj"+N and
-// makes the data the run writes. cfg must be valid.
+// New picks the sizes of cfg.Objects objects named prefix+"obj"+N, as
+// the workload's object set, and makes the data that fills them. cfg must
+// be valid.
 func New(cfg Config, prefix string, seed uint64) *Gen {
 	g := &Gen{cfg: cfg, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	w := cfg.Workload(spec.Target{})
 	g.objs = make([]Object, cfg.Objects)
-	for i := range g.objs {
-		g.objs[i] = Object{Name: prefix + "obj" + strconv.Itoa(i), Size: g.between(cfg.MinObjectSize, cfg.MaxObjectSize)}
+	for i, size := range workload.ObjectSizes(&w, seed) {
+		g.objs[i] = Object{Name: prefix + "obj" + strconv.Itoa(i), Size: size}
 	}
 	// Room past the longest write so that writes of the same length send
 	// different bytes.
-	g.data = make([]byte, max(fillChunk, cfg.MaxOpLen)+1<<20)
+	g.data = make([]byte, fillChunk+1<<20)
 	var key [32]byte
 	for i := range key {
 		key[i] = byte(g.rnd.Uint32())
@@ -163,11 +141,26 @@ func New(cfg Config, prefix string, seed uint64) *Gen {
 	return g
 }
 
-// between returns a uniform random number in [lo, hi].
-func (g *Gen) between(lo, hi int64) int64 { return lo + g.rnd.Int64N(hi-lo+1) }
-
-// Objects returns the run's objects.
+// Objects returns the run's objects, by the index the workload's ops use.
 func (g *Gen) Objects() []Object { return g.objs }
+
+// Names returns the objects' names, by index.
+func (g *Gen) Names() []string {
+	names := make([]string, len(g.objs))
+	for i, o := range g.objs {
+		names[i] = o.Name
+	}
+	return names
+}
+
+// Sizes returns the objects' sizes, by index.
+func (g *Gen) Sizes() []int64 {
+	sizes := make([]int64, len(g.objs))
+	for i, o := range g.objs {
+		sizes[i] = o.Size
+	}
+	return sizes
+}
 
 // Bytes returns the size of all the objects: what Prepare writes.
 func (g *Gen) Bytes() int64 {
@@ -178,26 +171,18 @@ func (g *Gen) Bytes() int64 {
 	return n
 }
 
-// slots returns n ops to use as a queue's slots, all free.
-func slots(n int) (free, done []*Op) {
-	ops := make([]Op, n)
-	free = make([]*Op, n)
+// Prepare writes every object whole with random data, up to MaxOps
+// writes in flight on q (rados load-gen's throttle), whose ops address
+// the objects by index. It stops issuing at ctx's end or the first failed
+// write; on a failure it returns once the writes in flight have
+// completed, and on ctx's end it leaves them to q's Close.
+func (g *Gen) Prepare(ctx context.Context, q engine.Queue) error {
+	ops := make([]engine.Op, g.cfg.MaxOps)
+	free := make([]*engine.Op, len(ops))
 	for i := range ops {
 		free[i] = &ops[i]
 	}
-	return free, make([]*Op, n)
-}
-
-// maxWait bounds every wait for completions, so the loops notice their
-// end and cancellation promptly.
-const maxWait = 100 * time.Millisecond
-
-// Prepare writes every object whole with the run's data, up to MaxOps
-// writes in flight on q (rados load-gen's throttle). It stops issuing at
-// ctx's end or the first failed write, and returns once the writes in
-// flight have completed.
-func (g *Gen) Prepare(ctx context.Context, q Queue) error {
-	free, done := slots(g.cfg.MaxOps)
+	done := make([]*engine.Op, len(ops))
 	inFlight, obj, off := 0, 0, int64(0)
 	var failed error
 	for {
@@ -206,7 +191,7 @@ func (g *Gen) Prepare(ctx context.Context, q Queue) error {
 			n := min(fillChunk, o.Size-off)
 			at := g.rnd.Int64N(int64(len(g.data)) - n + 1)
 			op := free[len(free)-1]
-			*op = Op{Name: o.Name, Write: true, Offset: off, Buf: g.data[at : at+n]}
+			*op = engine.Op{Kind: engine.Write, Object: int64(obj), Offset: off, Buf: g.data[at : at+n]}
 			if err := q.Submit(op); err != nil {
 				failed = fmt.Errorf("writing %s: %w", o.Name, err)
 				break
@@ -220,13 +205,21 @@ func (g *Gen) Prepare(ctx context.Context, q Queue) error {
 		if inFlight == 0 {
 			break
 		}
-		n := q.Reap(1, maxWait, done)
+		// Once a write failed, the rest are waited for whatever ctx says.
+		wait := ctx
+		if failed != nil {
+			wait = context.WithoutCancel(ctx)
+		}
+		n, err := q.Reap(wait, 1, done)
 		for _, op := range done[:n] {
 			if op.Err != nil && failed == nil {
-				failed = fmt.Errorf("writing %s: %w", op.Name, op.Err)
+				failed = fmt.Errorf("writing %s: %w", g.objs[op.Object].Name, op.Err)
 			}
 			free = append(free, op)
 			inFlight--
+		}
+		if err != nil {
+			return errors.Join(failed, err)
 		}
 	}
 	if failed != nil {
@@ -234,167 +227,3 @@ func (g *Gen) Prepare(ctx context.Context, q Queue) error {
 	}
 	return ctx.Err()
 }
-
-// lateThreshold is how far behind its due time a paced op may start
-// before it counts as late, as the runner counts them.
-const lateThreshold = time.Millisecond
-
-// Run issues random reads and writes on the prepared objects from t0 (on
-// engine.Now's clock) for RunLength or until ctx ends, then waits for the
-// ops in flight, recording each completed op in rec (kind engine.Read or
-// engine.Write). An op starts only while fewer than MaxOps ops and
-// MaxBacklog bytes are in flight and, when paced, once the bytes sent
-// before it are due: op k is due at t0 + (bytes of ops 0..k-1) /
-// Throughput. A paced op's latency counts from its due time, so time spent
-// waiting for a free slot is in it. Run returns an error only if an op
-// could not be submitted.
-func (g *Gen) Run(ctx context.Context, q Queue, rec *metrics.Recorder, t0 time.Duration) error {
-	cfg := g.cfg
-	end := t0 + cfg.RunLength
-	paced := cfg.Throughput > 0
-	free, done := slots(cfg.MaxOps)
-	inFlight := 0
-	var failed error
-	stopAt := time.Duration(-1)
-	// The loop may notice a cancellation only after its next op was due;
-	// that op was not missed.
-	var canceledAt atomic.Int64
-	defer context.AfterFunc(ctx, func() { canceledAt.Store(int64(engine.Now())) })()
-	for {
-		now := engine.Now()
-		if stopAt < 0 && (failed != nil || now >= end || ctx.Err() != nil) {
-			stopAt = min(now, end)
-			if c := time.Duration(canceledAt.Load()); c > 0 {
-				stopAt = min(stopAt, c)
-			}
-		}
-		// next is when the next op is due, if nothing but its time holds
-		// it back.
-		var next time.Duration
-		for stopAt < 0 && len(free) > 0 && g.Pending() < cfg.MaxBacklog {
-			start := now
-			if paced {
-				due := t0 + bytesTime(g.sent.Load(), cfg.Throughput)
-				if due > now {
-					next = due
-					break
-				}
-				if now-due > lateThreshold {
-					g.late.Add(1)
-				}
-				start = due
-			}
-			op := free[len(free)-1]
-			g.next(op)
-			op.start = start
-			if err := q.Submit(op); err != nil {
-				failed = fmt.Errorf("%s: %w", op.Name, err)
-				stopAt = now
-				break
-			}
-			free = free[:len(free)-1]
-			inFlight++
-			g.issued++
-			g.sent.Add(int64(len(op.Buf)))
-			now = engine.Now()
-		}
-		if inFlight == 0 && stopAt >= 0 {
-			break
-		}
-		var n int
-		if next > 0 {
-			// Completions meanwhile are stamped by the queue; reaping
-			// them later frees nothing this op needs.
-			q.Sleep(min(next, end, now+maxWait) - now)
-			n = q.Reap(0, 0, done)
-		} else {
-			n = q.Reap(1, maxWait, done)
-		}
-		for _, op := range done[:n] {
-			g.finish(op, rec)
-			free = append(free, op)
-			inFlight--
-		}
-	}
-	if paced {
-		g.missed.Store(g.unsent(bytesDue(stopAt-t0, cfg.Throughput)))
-	}
-	return failed
-}
-
-// next makes op rados load-gen's next op: a random object; a random length,
-// cut to the object's size; a random offset, moved back so the op ends
-// within the object, then aligned; a read with probability ReadPercent.
-func (g *Gen) next(op *Op) {
-	o := g.objs[g.rnd.IntN(len(g.objs))]
-	n := min(g.between(g.cfg.MinOpLen, g.cfg.MaxOpLen), o.Size)
-	off := g.between(0, o.Size)
-	if off+n > o.Size {
-		off = o.Size - n
-	}
-	if a := g.cfg.OffsetAlign; a > 0 {
-		off -= off % a
-	}
-	op.Name, op.Offset, op.Err, op.Completed = o.Name, off, nil, 0
-	op.Write = g.rnd.IntN(100) >= g.cfg.ReadPercent
-	if op.Write {
-		at := g.rnd.Int64N(int64(len(g.data)) - n + 1)
-		op.Buf = g.data[at : at+n]
-		return
-	}
-	if op.rbuf == nil {
-		op.rbuf = make([]byte, g.cfg.MaxOpLen)
-	}
-	op.Buf = op.rbuf[:n]
-}
-
-func (g *Gen) finish(op *Op, rec *metrics.Recorder) {
-	kind := int(engine.Read)
-	if op.Write {
-		kind = int(engine.Write)
-	}
-	n := int64(len(op.Buf))
-	g.completed.Add(n)
-	if op.Err != nil {
-		rec.RecordError(kind, engine.ErrorKind(op.Err))
-		return
-	}
-	end := op.Completed
-	if end == 0 {
-		end = engine.Now()
-	}
-	rec.Record(kind, end-op.start, n, end)
-}
-
-// unsent estimates how many ops were due by the time due bytes were, but
-// never issued: the bytes short, in ops of the mean length issued.
-func (g *Gen) unsent(due int64) int64 {
-	short := due - g.sent.Load()
-	if short <= 0 {
-		return 0
-	}
-	mean := float64(g.cfg.MinOpLen+g.cfg.MaxOpLen) / 2
-	if g.issued > 0 {
-		mean = float64(g.sent.Load()) / float64(g.issued)
-	}
-	return int64(math.Ceil(float64(short) / mean))
-}
-
-// Pending returns the bytes of the ops in flight: rados load-gen's
-// "pending data".
-func (g *Gen) Pending() int64 { return g.sent.Load() - g.completed.Load() }
-
-// Late counts paced ops issued more than a millisecond after they were due.
-func (g *Gen) Late() int64 { return g.late.Load() }
-
-// Missed estimates the paced ops that were due before the run ended but
-// never issued; it is set when Run returns.
-func (g *Gen) Missed() int64 { return g.missed.Load() }
-
-// bytesTime is when n bytes are due at rate bytes per second.
-func bytesTime(n, rate int64) time.Duration {
-	return time.Duration(float64(n) / float64(rate) * float64(time.Second))
-}
-
-// bytesDue is how many bytes are due after d at rate bytes per second.
-func bytesDue(d time.Duration, rate int64) int64 { return int64(d.Seconds() * float64(rate)) }

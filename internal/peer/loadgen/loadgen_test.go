@@ -7,75 +7,140 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/spec"
 )
 
+// fakeSession serves a Gen's objects through one fakeQueue, as the rados
+// engine serves them on a cluster: a session on a set of objects of their
+// own sizes.
+type fakeSession struct {
+	g *Gen
+	q *fakeQueue
+}
+
+var (
+	_ engine.AsyncSession = (*fakeSession)(nil)
+	_ engine.ObjectSet    = (*fakeSession)(nil)
+)
+
+func (f *fakeSession) Geometry() engine.Geometry {
+	return engine.Geometry{Layout: engine.Objects, ObjectCount: int64(len(f.g.Objects()))}
+}
+
+func (f *fakeSession) ObjectSizes() []int64 { return f.g.Sizes() }
+
+func (f *fakeSession) Do(context.Context, *engine.Op) error {
+	f.q.t.Error("Do called: load-gen's ops go through a queue")
+	return nil
+}
+
+func (f *fakeSession) Close(context.Context) error { return nil }
+
+func (f *fakeSession) NewQueue(depth int) (engine.Queue, error) {
+	f.q.depth = depth
+	return f.q, nil
+}
+
 // fakeQueue completes every op delay after it was submitted, and checks
-// what a cluster would: that each op stays inside its object. It waits by
+// what a cluster would: that each op stays inside its object, and that
+// no op starts while limit bytes (when set) are in flight. It waits by
 // spinning, so its timing is exact.
 type fakeQueue struct {
 	t       *testing.T
 	delay   time.Duration
-	sizes   map[string]int64
-	pending []*Op
-	due     []time.Duration
+	sizes   []int64
+	names   []string
+	limit   int64
+	depth   int
+	pending []*engine.Op
 
 	maxInFlight int
+	inFlight    int64              // bytes submitted and not yet reaped
 	writes      map[string][]int64 // offsets and ends of the writes, per object
 	ops, reads  int
+	sent        int64 // bytes
 }
 
 func newFakeQueue(t *testing.T, g *Gen, delay time.Duration) *fakeQueue {
-	f := &fakeQueue{t: t, delay: delay, sizes: map[string]int64{}, writes: map[string][]int64{}}
-	for _, o := range g.Objects() {
-		f.sizes[o.Name] = o.Size
-	}
-	return f
+	return &fakeQueue{t: t, delay: delay, sizes: g.Sizes(), names: g.Names(), writes: map[string][]int64{}}
 }
 
-func (f *fakeQueue) Submit(op *Op) error {
-	size, ok := f.sizes[op.Name]
-	if !ok || op.Offset < 0 || op.Offset+int64(len(op.Buf)) > size {
-		f.t.Errorf("op %s [%d, +%d) is outside the object (size %d)", op.Name, op.Offset, len(op.Buf), size)
+func (f *fakeQueue) Submit(op *engine.Op) error {
+	if op.Object < 0 || op.Object >= int64(len(f.sizes)) {
+		f.t.Fatalf("op on object %d of %d", op.Object, len(f.sizes))
+	}
+	name, size := f.names[op.Object], f.sizes[op.Object]
+	if op.Offset < 0 || op.Offset+int64(len(op.Buf)) > size {
+		f.t.Errorf("op %s [%d, +%d) is outside the object (size %d)", name, op.Offset, len(op.Buf), size)
+	}
+	if f.limit > 0 && f.inFlight >= f.limit {
+		f.t.Errorf("an op started with %d bytes in flight; --max-backlog is %d", f.inFlight, f.limit)
 	}
 	f.ops++
-	if op.Write {
-		f.writes[op.Name] = append(f.writes[op.Name], op.Offset, op.Offset+int64(len(op.Buf)))
+	f.sent += int64(len(op.Buf))
+	f.inFlight += int64(len(op.Buf))
+	if op.Kind == engine.Write {
+		f.writes[name] = append(f.writes[name], op.Offset, op.Offset+int64(len(op.Buf)))
 	} else {
 		f.reads++
 	}
+	op.Completed = engine.Now() + f.delay
 	f.pending = append(f.pending, op)
-	f.due = append(f.due, engine.Now()+f.delay)
 	f.maxInFlight = max(f.maxInFlight, len(f.pending))
 	return nil
 }
 
-func (f *fakeQueue) Sleep(d time.Duration) {
-	for deadline := engine.Now() + d; engine.Now() < deadline; {
-	}
-}
-
-func (f *fakeQueue) Reap(least int, wait time.Duration, done []*Op) int {
-	deadline := engine.Now() + wait
+func (f *fakeQueue) Reap(ctx context.Context, least int, done []*engine.Op) (int, error) {
 	n := 0
 	for {
 		now := engine.Now()
 		for i := 0; i < len(f.pending) && n < len(done); {
-			if f.due[i] > now {
+			op := f.pending[i]
+			if op.Completed > now {
 				i++
 				continue
 			}
-			op := f.pending[i]
-			op.Err, op.Completed = nil, f.due[i]
+			op.Err = nil
 			done[n] = op
 			n++
+			f.inFlight -= int64(len(op.Buf))
 			f.pending = append(f.pending[:i], f.pending[i+1:]...)
-			f.due = append(f.due[:i], f.due[i+1:]...)
 		}
-		if n >= least || now >= deadline {
-			return n
+		if n >= least {
+			return n, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
 		}
 	}
+}
+
+// Close waits for the ops in flight, as an engine's queue does.
+func (f *fakeQueue) Close() error {
+	_, err := f.Reap(context.Background(), len(f.pending), make([]*engine.Op, len(f.pending)))
+	return err
+}
+
+// run runs g's workload through the runner on a fakeSession with q.
+func run(t *testing.T, ctx context.Context, cfg Config, g *Gen, q *fakeQueue) *runner.Outcome {
+	t.Helper()
+	w := cfg.Workload(spec.Target{Scheme: "fake"})
+	o, err := runner.Run(ctx, &fakeSession{g: g, q: q}, &w, runner.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// sent returns the bytes of the ops a run completed.
+func sent(o *runner.Outcome) int64 {
+	var n int64
+	for k := range o.Kinds {
+		_, b, _ := o.Collector.Totals(k)
+		n += b
+	}
+	return n
 }
 
 func testConfig() Config {
@@ -155,21 +220,18 @@ func TestRunKeepsItsLimitsAndMix(t *testing.T) {
 	cfg.OffsetAlign = 4096
 	g := New(cfg, "p_", 2)
 	q := newFakeQueue(t, g, 2*time.Millisecond)
-	col := metrics.NewCollector([]string{"read", "write"})
-	if err := g.Run(context.Background(), &backlogCheck{fakeQueue: q, g: g, limit: cfg.MaxBacklog}, col.NewRecorder(), engine.Now()); err != nil {
-		t.Fatal(err)
-	}
+	q.limit = cfg.MaxBacklog
+	o := run(t, context.Background(), cfg, g, q)
 	if q.maxInFlight > cfg.MaxOps {
 		t.Errorf("%d ops in flight; --max-ops is %d", q.maxInFlight, cfg.MaxOps)
 	}
-	if g.Pending() != 0 || len(q.pending) != 0 {
-		t.Errorf("Run returned with %d bytes in flight", g.Pending())
+	if q.inFlight != 0 || len(q.pending) != 0 {
+		t.Errorf("the run returned with %d bytes in flight", q.inFlight)
 	}
 	if frac := float64(q.reads) / float64(q.ops); q.ops < 200 || math.Abs(frac-0.7) > 0.1 {
 		t.Errorf("%d ops, %.2f of them reads; want many, 0.7", q.ops, frac)
 	}
-	col.Tick(time.Second)
-	r, w := col.Summary(int(engine.Read), time.Second), col.Summary(int(engine.Write), time.Second)
+	r, w := o.Collector.Summary(int(engine.Read), time.Second), o.Collector.Summary(int(engine.Write), time.Second)
 	if r.Ops+w.Ops != int64(q.ops) || r.Errors+w.Errors != 0 {
 		t.Errorf("recorded %d reads and %d writes, %d errors; the queue saw %d ops", r.Ops, w.Ops, r.Errors+w.Errors, q.ops)
 	}
@@ -186,20 +248,6 @@ func TestRunKeepsItsLimitsAndMix(t *testing.T) {
 	}
 }
 
-// backlogCheck fails the test if an op starts while the backlog is full.
-type backlogCheck struct {
-	*fakeQueue
-	g     *Gen
-	limit int64
-}
-
-func (b *backlogCheck) Submit(op *Op) error {
-	if p := b.g.Pending(); p >= b.limit {
-		b.t.Errorf("an op started with %d bytes in flight; --max-backlog is %d", p, b.limit)
-	}
-	return b.fakeQueue.Submit(op)
-}
-
 func TestRunPacesToTheTargetThroughput(t *testing.T) {
 	cfg := testConfig()
 	cfg.Throughput = 4 << 20
@@ -207,14 +255,11 @@ func TestRunPacesToTheTargetThroughput(t *testing.T) {
 	cfg.MinOpLen = cfg.MaxOpLen // ops of one size, so missed ops count in bytes
 	g := New(cfg, "p_", 3)
 	q := newFakeQueue(t, g, time.Millisecond)
-	col := metrics.NewCollector([]string{"read", "write"})
-	if err := g.Run(context.Background(), q, col.NewRecorder(), engine.Now()); err != nil {
-		t.Fatal(err)
-	}
+	o := run(t, context.Background(), cfg, g, q)
 	// Open loop: every op due in the second (4M at 4M/s, give or take the
 	// op that starts at the end) was either sent or counted as missed,
 	// however long a busy machine held the run's thread.
-	sent, missed := g.sent.Load(), g.Missed()*cfg.MaxOpLen
+	sent, missed := sent(o), o.Missed*cfg.MaxOpLen
 	if due := sent + missed; sent == 0 || due < 4<<20-2*cfg.MaxOpLen || due > 4<<20+2*cfg.MaxOpLen {
 		t.Errorf("sent %d bytes and missed %d in a second paced at %d", sent, missed, cfg.Throughput)
 	}
@@ -225,14 +270,11 @@ func TestRunCountsWhatItCouldNotIssueOnTime(t *testing.T) {
 	cfg.Throughput = 64 << 20 // far more than 8 ops of 20ms can carry
 	g := New(cfg, "p_", 4)
 	q := newFakeQueue(t, g, 20*time.Millisecond)
-	col := metrics.NewCollector([]string{"read", "write"})
-	if err := g.Run(context.Background(), q, col.NewRecorder(), engine.Now()); err != nil {
-		t.Fatal(err)
-	}
+	o := run(t, context.Background(), cfg, g, q)
 	// Half a second at 64M/s is 32M; 8 ops in flight of at most 64K each,
 	// 20ms each, carry at most 12.8M.
-	if g.Late() == 0 || g.Missed() < (32<<20-13<<20)/cfg.MaxOpLen {
-		t.Errorf("%d ops late, %d missed; want the shortfall counted", g.Late(), g.Missed())
+	if o.Late == 0 || o.Missed < (32<<20-13<<20)/cfg.MaxOpLen {
+		t.Errorf("%d ops late, %d missed; want the shortfall counted", o.Late, o.Missed)
 	}
 }
 
@@ -244,10 +286,8 @@ func TestRunStopsWhenCanceled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if err := g.Run(ctx, q, metrics.NewCollector([]string{"read", "write"}).NewRecorder(), engine.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took > time.Second || len(q.pending) != 0 {
-		t.Errorf("canceled after 200ms, Run returned after %v with %d ops in flight", took, len(q.pending))
+	o := run(t, ctx, cfg, g, q)
+	if took := time.Since(start); took > time.Second || len(q.pending) != 0 || o.StopReason != runner.StopInterrupted {
+		t.Errorf("canceled after 200ms, the run returned after %v with %d ops in flight, stopped by %q", took, len(q.pending), o.StopReason)
 	}
 }
