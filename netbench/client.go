@@ -208,6 +208,7 @@ func (c *client) pingPong() (*netresult.RTT, error) {
 	start := time.Now()
 	next := time.Second
 	var elapsed time.Duration
+	var series []metrics.Second
 	for elapsed < c.p.RTT.D() {
 		t0 := time.Now()
 		if _, err = conn.Write(msg); err == nil {
@@ -227,11 +228,11 @@ func (c *client) pingPong() (*netresult.RTT, error) {
 		rec.Record(0, lat, rttMessage, elapsed)
 		msg[0]++ // a stale echo would then differ
 		if elapsed >= next && elapsed < c.p.RTT.D() {
-			col.Tick(elapsed)
+			series = append(series, col.Tick(elapsed).Second)
 			next = elapsed.Truncate(time.Second) + time.Second
 		}
 	}
-	col.Tick(elapsed)
+	series = append(series, col.Tick(elapsed).Second)
 	ops, _, _ := col.Totals(0)
 	h := col.Histogram(0)
 	enc, err := h.EncodeV2()
@@ -240,7 +241,7 @@ func (c *client) pingPong() (*netresult.RTT, error) {
 	}
 	return &netresult.RTT{
 		RoundTrips: ops, MessageBytes: rttMessage, Seconds: elapsed.Seconds(),
-		Latency: metrics.LatencyOf(h), Series: col.Series(), Histogram: string(enc),
+		Latency: metrics.LatencyOf(h), Series: series, Histogram: string(enc),
 	}, nil
 }
 

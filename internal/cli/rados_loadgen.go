@@ -178,8 +178,9 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 	}
 	created, err := pool.CreateExclusive(ctx, names)
 	var res *result.Result
+	save := stamped(resultsDir, "rados-load-gen") + ".json"
 	if err == nil {
-		res, err = loadGenRun(ctx, out, pool, g, cfg, target, secs)
+		res, err = loadGenRun(ctx, out, pool, g, cfg, target, secs, save)
 	}
 	fmt.Fprintln(out, "cleaning up objects")
 	var ours []string
@@ -202,7 +203,6 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 	if cleanErr != nil {
 		res.Notes = append(res.Notes, "cleanup failed: "+oneLine(cleanErr.Error()))
 	}
-	save := stamped(resultsDir, "rados-load-gen") + ".json"
 	if err := res.Save(save); err != nil {
 		return fmt.Errorf("saving the result: %w", err)
 	}
@@ -221,9 +221,9 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 
 // loadGenRun fills the created objects, then runs the load, printing
 // rados load-gen's lines, and waits for the ops in flight. It returns the
-// run's result, or nil if the objects could not be filled; an error with a
-// result means the load stopped early.
-func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen.Gen, cfg loadgen.Config, target spec.Target, secs string) (*result.Result, error) {
+// run's result, its tick log beside save, or nil if the objects could not
+// be filled; an error with a result means the load stopped early.
+func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen.Gen, cfg loadgen.Config, target spec.Target, secs, save string) (*result.Result, error) {
 	q, err := pool.NewQueue(cfg.MaxOps)
 	if err != nil {
 		return nil, err
@@ -233,6 +233,11 @@ func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen
 		return nil, fmt.Errorf("load-gen: preparing the objects: %w", err)
 	}
 
+	ticks, err := result.CreateTickLog(result.TickLogPath(save), time.Now())
+	if err != nil {
+		q.Close()
+		return nil, fmt.Errorf("the tick log: %w", err)
+	}
 	fmt.Fprintf(out, "load-gen will run %s seconds\n", secs)
 	state := &cluster.Pair{}
 	state.Before, err = pool.ClusterSnapshot()
@@ -245,14 +250,16 @@ func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen
 	t0 := engine.Now()
 	done := make(chan error, 1)
 	go func() { done <- g.Run(ctx, q, rec, t0) }()
-	runErr, finished := loadGenSeconds(ctx, out, g, col, t0, cfg.RunLength, done)
+	runErr, finished := loadGenSeconds(ctx, out, g, col, ticks.Tick, t0, cfg.RunLength, done)
 	fmt.Fprintln(out, "waiting for all operations to complete")
 	if !finished {
 		runErr = <-done
 	}
 	q.Close()
 	now := engine.Now()
-	col.Tick(now - t0)
+	last := col.Tick(now - t0)
+	last.Short = last.Dur < 0.5
+	ticks.Tick(last)
 	outcome.End, outcome.Elapsed = time.Now(), now-t0
 	outcome.CPU = metrics.CPUSince(user0, sys0, now-t0)
 	outcome.Late, outcome.Missed = g.Late(), g.Missed()
@@ -266,8 +273,12 @@ func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen
 		Target: target, Pattern: spec.Random, ReadPercent: cfg.ReadPercent, BlockSize: spec.Size(cfg.MaxOpLen),
 		Objects: int64(cfg.Objects), Workers: 1, QueueDepth: cfg.MaxOps, Duration: spec.Duration(cfg.RunLength),
 	}
-	res, err := result.New("rados-load-gen", &w, outcome, result.ThisHost())
+	res, err := outcome.Result("rados-load-gen", &w, result.ThisHost())
 	if err != nil {
+		ticks.Discard()
+		return nil, err
+	}
+	if err := res.Attach(ticks); err != nil {
 		return nil, err
 	}
 	res.Cluster = state
@@ -277,12 +288,12 @@ func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen
 	return res, runErr
 }
 
-// loadGenSeconds closes one series interval per second from t0 and prints
-// rados load-gen's line for it: the throughput completed since t0 (MB/s of
+// loadGenSeconds closes one series interval per second from t0, hands it
+// to tick and prints rados load-gen's line for it: the throughput completed since t0 (MB/s of
 // 2^20 bytes, three significant digits) and the bytes in flight. It returns
 // when length has passed, ctx ends or the loop fails; finished says whether
 // it took the loop's result from done, and err is that result.
-func loadGenSeconds(ctx context.Context, out io.Writer, g *loadgen.Gen, col *metrics.Collector, t0, length time.Duration, done <-chan error) (err error, finished bool) {
+func loadGenSeconds(ctx context.Context, out io.Writer, g *loadgen.Gen, col *metrics.Collector, tick metrics.Subscriber, t0, length time.Duration, done <-chan error) (err error, finished bool) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var completed int64
@@ -308,6 +319,7 @@ func loadGenSeconds(ctx context.Context, out io.Writer, g *loadgen.Gen, col *met
 			return nil, finished // a partial last second goes into the final interval
 		}
 		sec := col.Tick(at)
+		tick(sec)
 		for _, ks := range sec.Kinds {
 			completed += ks.Bytes
 		}
