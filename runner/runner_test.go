@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -534,5 +535,43 @@ func TestFsyncNeedsATargetThatSyncs(t *testing.T) {
 	}), Options{})
 	if !engine.IsUsage(err) {
 		t.Errorf("fsync on a session that cannot sync: %v; want a usage error", err)
+	}
+}
+
+// Subscribers get every interval, each in the order given, and a tick's
+// histograms hold exactly the ops its counts say.
+func TestSubscribersSeeEveryIntervalInOrder(t *testing.T) {
+	var calls []string
+	var ops, counted int64
+	var series []metrics.Second
+	first := func(tk metrics.Tick) {
+		calls = append(calls, "first")
+		series = append(series, tk.Second)
+		for kind, k := range tk.Kinds {
+			ops += k.Ops
+			counted += tk.Histograms[kind].TotalCount()
+		}
+	}
+	second := func(metrics.Tick) { calls = append(calls, "second") }
+	slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
+	o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
+		w.Duration = spec.Duration(500 * time.Millisecond)
+	}), Options{Interval: 100 * time.Millisecond, Subscribers: []metrics.Subscriber{first, second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range calls {
+		if want := []string{"first", "second"}[i%2]; c != want {
+			t.Fatalf("call %d went to %s; want %s (calls %v)", i, c, want, calls)
+		}
+	}
+	total, _ := totalOps(o)
+	var dur float64
+	for _, s := range series {
+		dur += s.Dur
+	}
+	if len(calls) != 2*len(series) || ops != total || counted != total || math.Abs(dur-o.Elapsed.Seconds()) > 1e-6 {
+		t.Errorf("%d calls for %d intervals of %gs in all; %d ops in the ticks, %d in their histograms, %d in the run of %v",
+			len(calls), len(series), dur, ops, counted, total, o.Elapsed)
 	}
 }
