@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/metrics"
-	"github.com/cephbench/cephbench/netbench"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/result/netresult"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -135,13 +135,13 @@ func TestNetResultsLoadAsBandwidthAndRoundTrips(t *testing.T) {
 	h := metrics.NewHistogram()
 	h.RecordValue(50_000)
 	enc, _ := h.EncodeV2()
-	n := netbench.Result{
-		Schema: netbench.Schema, Name: "net-forward", Server: "10.0.0.1:5201",
-		Params: netbench.Params{Streams: 2, Duration: spec.Duration(2 * time.Second)},
+	n := netresult.Result{
+		Schema: netresult.Schema, Name: "net-forward", Server: "10.0.0.1:5201",
+		Params: netresult.Params{Streams: 2, Duration: spec.Duration(2 * time.Second)},
 		Start:  time.Unix(100, 0), End: time.Unix(102, 0),
-		Up:     &netbench.Throughput{Streams: 2, Receiver: netbench.Count{Bytes: 2e9, BitsPerSec: 8e9}, PerSecond: metrics.Stats{Mean: 8e9, Min: 7.2e9, Max: 8.8e9, Samples: 2}},
-		Series: []netbench.Interval{{Start: 0, End: 1, Up: &netbench.IntervalSum{Bytes: 9e8}}, {Start: 1, End: 2, Up: &netbench.IntervalSum{Bytes: 1.1e9}}},
-		RTT:    &netbench.RTT{Latency: metrics.LatencyOf(h), Histogram: string(enc)},
+		Up:     &netresult.Throughput{Streams: 2, Receiver: netresult.Count{Bytes: 2e9, BitsPerSec: 8e9}, PerSecond: metrics.Stats{Mean: 8e9, Min: 7.2e9, Max: 8.8e9, Samples: 2}},
+		Series: []netresult.Interval{{Start: 0, End: 1, Up: &netresult.IntervalSum{Bytes: 9e8}}, {Start: 1, End: 2, Up: &netresult.IntervalSum{Bytes: 1.1e9}}},
+		RTT:    &netresult.RTT{Latency: metrics.LatencyOf(h), Histogram: string(enc)},
 	}
 	path := filepath.Join(t.TempDir(), "net.json")
 	if err := n.Save(path); err != nil {

@@ -6,18 +6,18 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/metrics"
-	"github.com/cephbench/cephbench/netbench"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/result/netresult"
 	"github.com/cephbench/cephbench/spec"
 )
 
-const netSchema = netbench.Schema
+const netSchema = netresult.Schema
 
 // loadNet reads a network result as a result with one op kind per
 // direction ("up" is client to server), counted by the receiver, and the
 // round-trip latency as each kind's latency.
 func loadNet(path string, b []byte) (*result.Result, error) {
-	var n netbench.Result
+	var n netresult.Result
 	if err := json.Unmarshal(b, &n); err != nil {
 		return nil, fmt.Errorf("%s: not a cephbench net result: %w", path, err)
 	}
@@ -30,7 +30,7 @@ func loadNet(path string, b []byte) (*result.Result, error) {
 	}
 	for _, d := range []struct {
 		kind string
-		t    *netbench.Throughput
+		t    *netresult.Throughput
 	}{{"up", n.Up}, {"down", n.Down}} {
 		if d.t == nil {
 			continue

@@ -144,9 +144,10 @@ func (r *Recorder) AddQueue(q *QueueCounts) {
 	r.mu.Unlock()
 }
 
-// Collector owns the recorders of a run and turns their intervals into the
-// per-second series and the run's totals. NewRecorder may be called
-// concurrently; Tick and Summaries are called by one goroutine.
+// Collector owns the recorders of a run and turns their intervals into
+// ticks and the run's totals, keeping nothing per interval: its memory does
+// not grow with the run's length. NewRecorder may be called concurrently;
+// Tick and Summary are called by one goroutine.
 type Collector struct {
 	names []string
 
@@ -156,8 +157,10 @@ type Collector struct {
 	total   []counts // cumulative, hist always allocated
 	scratch []*hdr.Histogram
 	errors  map[string]int64
-	series  []Second
-	last    time.Duration // end of the previous interval, since measurement start
+	// rates are each kind's per-interval IOPS and bandwidth, over the
+	// intervals of half an interval or more.
+	rates []struct{ iops, bw rateStats }
+	last  time.Duration // end of the previous interval, since measurement start
 }
 
 // NewCollector returns a collector for ops of the named kinds.
@@ -165,6 +168,7 @@ func NewCollector(kindNames []string) *Collector {
 	c := &Collector{names: kindNames, errors: map[string]int64{}}
 	c.total = make([]counts, len(kindNames))
 	c.scratch = make([]*hdr.Histogram, len(kindNames))
+	c.rates = make([]struct{ iops, bw rateStats }, len(kindNames))
 	for i := range c.total {
 		c.total[i].hist = NewHistogram()
 		c.scratch[i] = NewHistogram()
@@ -194,6 +198,19 @@ type KindSecond struct {
 	LastNs int64 `json:"last_ns"`
 }
 
+// NewKindSecond is a kind's figures for an interval: its counts, the
+// latency (ns) of the op that completed last, and the latency figures of
+// h, the histogram of the ops it completed in the interval.
+func NewKindSecond(ops, bytes, errors, lastNs int64, h *hdr.Histogram) KindSecond {
+	ks := KindSecond{Ops: ops, Bytes: bytes, Errors: errors, LastNs: lastNs}
+	if h.TotalCount() > 0 {
+		ks.MeanNs = h.Mean()
+		ks.MaxNs = h.Max()
+		ks.Percentiles = percentilesOf(h, SecondPercentiles)
+	}
+	return ks
+}
+
 // Second is one interval of the series, normally one second long.
 type Second struct {
 	// T is the interval's end, in seconds since the measurement started.
@@ -204,9 +221,10 @@ type Second struct {
 }
 
 // Tick closes the interval that ends at elapsed (time since the
-// measurement started), adds it to the totals and the series, and returns
-// it.
-func (c *Collector) Tick(elapsed time.Duration) Second {
+// measurement started), adds it to the totals and the rate statistics, and
+// returns it; the run's op counts and Short are the caller's to fill in.
+// Its histograms are valid until the next call.
+func (c *Collector) Tick(elapsed time.Duration) Tick {
 	for _, h := range c.scratch {
 		h.Reset()
 	}
@@ -236,10 +254,21 @@ func (c *Collector) Tick(elapsed time.Duration) Second {
 		}
 		r.mu.Unlock()
 	}
-	s := Second{T: elapsed.Seconds(), Dur: (elapsed - c.last).Seconds(), Kinds: map[string]KindSecond{}}
-	c.last = elapsed
+	s := Tick{
+		Second:     Second{T: elapsed.Seconds(), Dur: (elapsed - c.last).Seconds(), Kinds: map[string]KindSecond{}},
+		Histograms: map[string]*hdr.Histogram{},
+	}
 	for k, name := range c.names {
 		h := c.scratch[k]
+		h.SetTag(name) // Reset cleared it
+		h.SetStartTimeMs(c.last.Milliseconds())
+		h.SetEndTimeMs(elapsed.Milliseconds())
+		if s.Dur >= 0.5 {
+			// Every kind counts every interval, zero before its first op,
+			// as the per-second spread always has.
+			c.rates[k].iops.add(float64(ops[k].ops) / s.Dur)
+			c.rates[k].bw.add(float64(ops[k].bytes) / s.Dur)
+		}
 		t := &c.total[k]
 		t.hist.Merge(h)
 		t.ops += ops[k].ops
@@ -248,15 +277,10 @@ func (c *Collector) Tick(elapsed time.Duration) Second {
 		if ops[k].ops == 0 && ops[k].errors == 0 && t.ops == 0 && t.errors == 0 {
 			continue // a kind this run does not do
 		}
-		ks := KindSecond{Ops: ops[k].ops, Bytes: ops[k].bytes, Errors: ops[k].errors, LastNs: int64(ops[k].lastLat)}
-		if h.TotalCount() > 0 {
-			ks.MeanNs = h.Mean()
-			ks.MaxNs = h.Max()
-			ks.Percentiles = percentilesOf(h, SecondPercentiles)
-		}
-		s.Kinds[name] = ks
+		s.Kinds[name] = NewKindSecond(ops[k].ops, ops[k].bytes, ops[k].errors, int64(ops[k].lastLat), h)
+		s.Histograms[name] = h
 	}
-	c.series = append(c.series, s)
+	c.last = elapsed
 	return s
 }
 
@@ -273,9 +297,6 @@ func (c *Collector) Queue() QueueCounts {
 	}
 	return q
 }
-
-// Series returns the intervals closed so far.
-func (c *Collector) Series() []Second { return c.series }
 
 // Errors returns the failed-op counts by error class so far.
 func (c *Collector) Errors() map[string]int64 { return c.errors }

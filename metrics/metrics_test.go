@@ -15,6 +15,7 @@ func TestMergedPercentilesEqualOneHistogram(t *testing.T) {
 	recs := []*Recorder{c.NewRecorder(), c.NewRecorder(), c.NewRecorder()}
 	all := NewHistogram()
 	r := rand.New(rand.NewPCG(1, 2))
+	var series []Second
 	for sec := 1; sec <= 3; sec++ {
 		for i := 0; i < 5000; i++ {
 			v := time.Duration(r.ExpFloat64() * float64(time.Millisecond) * float64(1+i%3))
@@ -23,7 +24,7 @@ func TestMergedPercentilesEqualOneHistogram(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c.Tick(time.Duration(sec) * time.Second)
+		series = append(series, c.Tick(time.Duration(sec)*time.Second).Second)
 	}
 	got := c.Histogram(0)
 	if got.TotalCount() != all.TotalCount() {
@@ -38,10 +39,10 @@ func TestMergedPercentilesEqualOneHistogram(t *testing.T) {
 	if ops != 15000 || bytes != 15000*4096 {
 		t.Errorf("totals %d ops %d bytes", ops, bytes)
 	}
-	if len(c.Series()) != 3 || c.Series()[1].Kinds["read"].Ops != 5000 {
-		t.Errorf("series %+v", c.Series())
+	if len(series) != 3 || series[1].Kinds["read"].Ops != 5000 {
+		t.Errorf("series %+v", series)
 	}
-	if _, did := c.Series()[0].Kinds["write"]; did {
+	if _, did := series[0].Kinds["write"]; did {
 		t.Error("a kind with no ops appears in the series")
 	}
 }
@@ -157,5 +158,69 @@ func TestUsageCountsFaultsAndContextSwitches(t *testing.T) {
 	}
 	if cpu.WallSeconds != 0.05 || cpu.UserSeconds+cpu.SystemSeconds <= 0 {
 		t.Errorf("%+v", cpu)
+	}
+}
+
+// The per-second spread accumulated as the run goes is the spread of the
+// whole series computed at the end, as it was when the series was kept.
+func TestRateStatsMatchTheSeries(t *testing.T) {
+	c := NewCollector([]string{"read", "write"})
+	rec := c.NewRecorder()
+	r := rand.New(rand.NewPCG(3, 4))
+	var elapsed time.Duration
+	var series []Second
+	for i := range 500 {
+		for range r.IntN(2000) {
+			rec.Record(1, time.Millisecond, int64(r.IntN(1<<20)), 0)
+		}
+		if i >= 100 { // reads start late: their first seconds count as zero
+			for range r.IntN(3000) {
+				rec.Record(0, time.Millisecond, 4096, 0)
+			}
+		}
+		// Intervals of 0.3s to 1.7s: the short ones are not in the spread.
+		elapsed += time.Duration(300+r.IntN(1400)) * time.Millisecond
+		series = append(series, c.Tick(elapsed).Second)
+	}
+	for k, kind := range []string{"read", "write"} {
+		var iops, bw []float64
+		for _, sec := range series {
+			if sec.Dur < 0.5 {
+				continue
+			}
+			iops = append(iops, float64(sec.Kinds[kind].Ops)/sec.Dur)
+			bw = append(bw, float64(sec.Kinds[kind].Bytes)/sec.Dur)
+		}
+		s := c.Summary(k, elapsed)
+		for _, pair := range []struct {
+			name      string
+			got, want Stats
+		}{{"IOPS", s.IOPS, StatsOf(iops)}, {"bandwidth", s.BandwidthBps, StatsOf(bw)}} {
+			got, want := pair.got, pair.want
+			if got.Samples != want.Samples || got.Min != want.Min || got.Max != want.Max ||
+				math.Abs(got.Stddev-want.Stddev) > 1e-9*want.Stddev || want.Samples < 300 {
+				t.Errorf("%s %s: accumulated %+v, from the series %+v", kind, pair.name, got, want)
+			}
+		}
+	}
+}
+
+// A tick carries each kind's interval histogram, tagged and stamped for an
+// interval log.
+func TestTickHistogramsAreTheIntervals(t *testing.T) {
+	c := NewCollector([]string{"read", "write"})
+	rec := c.NewRecorder()
+	for range 10 {
+		rec.Record(1, 2*time.Millisecond, 1, 0)
+	}
+	c.Tick(time.Second)
+	rec.Record(1, 5*time.Millisecond, 1, 0)
+	tk := c.Tick(2500 * time.Millisecond)
+	h := tk.Histograms["write"]
+	if h == nil || h.TotalCount() != 1 || h.Tag() != "write" || h.StartTimeMs() != 1000 || h.EndTimeMs() != 2500 {
+		t.Fatalf("histograms %v; want write's second interval, 1 op from 1000 to 2500 ms", tk.Histograms)
+	}
+	if _, ok := tk.Histograms["read"]; ok {
+		t.Error("a kind with no ops has a histogram")
 	}
 }

@@ -45,16 +45,7 @@ type KindSummary struct {
 func (c *Collector) Summary(kind int, elapsed time.Duration) KindSummary {
 	t := c.total[kind]
 	s := KindSummary{Ops: t.ops, Bytes: t.bytes, Errors: t.errors, Latency: LatencyOf(t.hist)}
-	var iops, bw []float64
-	for _, sec := range c.series {
-		if sec.Dur < 0.5 {
-			continue
-		}
-		ks := sec.Kinds[c.names[kind]]
-		iops = append(iops, float64(ks.Ops)/sec.Dur)
-		bw = append(bw, float64(ks.Bytes)/sec.Dur)
-	}
-	s.IOPS, s.BandwidthBps = StatsOf(iops), StatsOf(bw)
+	s.IOPS, s.BandwidthBps = c.rates[kind].iops.stats(), c.rates[kind].bw.stats()
 	if secs := elapsed.Seconds(); secs > 0 {
 		s.IOPS.Mean = float64(t.ops) / secs
 		s.BandwidthBps.Mean = float64(t.bytes) / secs

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/result/netresult"
 )
 
 // SetupError is a test that could not start because of what the client
@@ -51,7 +52,7 @@ func RunClient(ctx context.Context, host string, port int, p Params, progress io
 	if err := p.Validate(); err != nil {
 		return nil, &SetupError{err}
 	}
-	p.Buffer = p.buffer()
+	p.Buffer = p.WriteSize()
 	if progress == nil {
 		progress = io.Discard
 	}
@@ -67,7 +68,7 @@ func RunClient(ctx context.Context, host string, port int, p Params, progress io
 	res := &Result{
 		Schema: Schema, Version: result.Version, Name: "net-" + string(p.Mode), Server: c.addr, Params: p,
 		ClientHost: result.ThisHost(), ServerHost: c.reply.Host, ServerVersion: c.reply.Version,
-		Start: time.Now().UTC(), Streams: []StreamResult{}, Series: []Interval{}, ServerSeries: []Interval{},
+		Start: time.Now().UTC(), Streams: []netresult.StreamResult{}, Series: []Interval{}, ServerSeries: []Interval{},
 	}
 	// Interrupted before the throughput phase: what the ping-pong
 	// measured is still a result.
@@ -166,7 +167,7 @@ func (c *client) connect(host string, port int) error {
 		return err
 	}
 	_ = conn.SetDeadline(time.Time{})
-	fmt.Fprintf(c.progress, "Connected to %s (%s, cephbench %s): %s\n", c.addr, c.reply.Host.Hostname, c.reply.Version, c.p.describe())
+	fmt.Fprintf(c.progress, "Connected to %s (%s, cephbench %s): %s\n", c.addr, c.reply.Host.Hostname, c.reply.Version, c.p.Describe())
 	return nil
 }
 
@@ -188,7 +189,7 @@ func (c *client) attach(k kind, h attachHello) (net.Conn, error) {
 // pingPong runs the ping-pong phase: one message in flight on its own
 // connection, each round trip recorded. Canceling the context ends it
 // early with what it measured.
-func (c *client) pingPong() (*RTT, error) {
+func (c *client) pingPong() (*netresult.RTT, error) {
 	conn, err := c.attach(kindRTT, attachHello{})
 	if err != nil {
 		return nil, fmt.Errorf("opening the ping-pong connection: %w", err)
@@ -207,6 +208,7 @@ func (c *client) pingPong() (*RTT, error) {
 	start := time.Now()
 	next := time.Second
 	var elapsed time.Duration
+	var series []metrics.Second
 	for elapsed < c.p.RTT.D() {
 		t0 := time.Now()
 		if _, err = conn.Write(msg); err == nil {
@@ -226,20 +228,20 @@ func (c *client) pingPong() (*RTT, error) {
 		rec.Record(0, lat, rttMessage, elapsed)
 		msg[0]++ // a stale echo would then differ
 		if elapsed >= next && elapsed < c.p.RTT.D() {
-			col.Tick(elapsed)
+			series = append(series, col.Tick(elapsed).Second)
 			next = elapsed.Truncate(time.Second) + time.Second
 		}
 	}
-	col.Tick(elapsed)
+	series = append(series, col.Tick(elapsed).Second)
 	ops, _, _ := col.Totals(0)
 	h := col.Histogram(0)
 	enc, err := h.EncodeV2()
 	if err != nil {
 		return nil, fmt.Errorf("encoding the round-trip histogram: %w", err)
 	}
-	return &RTT{
+	return &netresult.RTT{
 		RoundTrips: ops, MessageBytes: rttMessage, Seconds: elapsed.Seconds(),
-		Latency: metrics.LatencyOf(h), Series: col.Series(), Histogram: string(enc),
+		Latency: metrics.LatencyOf(h), Series: series, Histogram: string(enc),
 	}, nil
 }
 
@@ -259,14 +261,14 @@ func (c *client) throughput(res *Result) error {
 			st.conn.Close()
 		}
 	}()
-	for di, d := range c.p.directions() {
+	for di, d := range c.p.Directions() {
 		for j := range n {
 			id := di*n + j + 1
 			conn, err := c.attach(kindData, attachHello{Stream: id, Dir: d})
 			if err != nil {
 				return fmt.Errorf("%w: opening stream %d: %w", errNotStarted, id, err)
 			}
-			st, err := newStream(id, d, d == Up, conn, c.p.buffer())
+			st, err := newStream(id, d, d == Up, conn, c.p.WriteSize())
 			if err != nil {
 				conn.Close()
 				return fmt.Errorf("%w: %w", errNotStarted, err)
@@ -350,7 +352,7 @@ func (c *client) throughput(res *Result) error {
 
 // combine puts the client's and the server's counts together in res.
 func (c *client) combine(res *Result, sd *side, server *sideReport) error {
-	theirs := map[int]Count{}
+	theirs := map[int]netresult.Count{}
 	for _, s := range server.Streams {
 		theirs[s.ID] = s.Count
 	}
@@ -359,15 +361,15 @@ func (c *client) combine(res *Result, sd *side, server *sideReport) error {
 		if !ok {
 			return fmt.Errorf("the server's report lacks stream %d", mine.ID)
 		}
-		sr := StreamResult{ID: mine.ID, Dir: mine.Dir, Sender: mine.Count, Receiver: other}
+		sr := netresult.StreamResult{ID: mine.ID, Dir: mine.Dir, Sender: mine.Count, Receiver: other}
 		if mine.Dir == Down {
 			sr.Sender, sr.Receiver = other, mine.Count
 		}
 		sr.Receiver.Retransmits = 0
 		res.Streams = append(res.Streams, sr)
 	}
-	for _, d := range c.p.directions() {
-		t := &Throughput{}
+	for _, d := range c.p.Directions() {
+		t := &netresult.Throughput{}
 		for _, s := range res.Streams {
 			if s.Dir == d {
 				t.Streams++

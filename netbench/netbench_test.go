@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cephbench/cephbench/result/netresult"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -66,7 +67,7 @@ func serve(t *testing.T) (host string, port int, out, log *syncBuffer, stop func
 	return a.IP.String(), a.Port, out, log, stop
 }
 
-func quick(mode Mode, streams int) Params {
+func quick(mode netresult.Mode, streams int) Params {
 	return Params{Mode: mode, Streams: streams, Duration: spec.Duration(time.Second), RTT: spec.Duration(100 * time.Millisecond)}
 }
 

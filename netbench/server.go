@@ -204,7 +204,7 @@ func (sv *serving) control(ctx context.Context, conn net.Conn, peer string, body
 		return
 	}
 	t := &serverTest{sv: sv, id: rand.Text(), peer: peer, p: h.Params}
-	t.arrive = make(chan *stream, len(t.p.directions())*t.p.Streams)
+	t.arrive = make(chan *stream, len(t.p.Directions())*t.p.Streams)
 	sv.mu.Lock()
 	busy := sv.cur
 	if busy == nil {
@@ -271,12 +271,12 @@ func (sv *serving) data(conn net.Conn, peer string, body []byte) bool {
 		sv.logf("rejected %s: a data connection for no running test", peer)
 		return false
 	}
-	dirs := t.p.directions()
+	dirs := t.p.Directions()
 	if h.Stream < 1 || h.Stream > len(dirs)*t.p.Streams || dirs[(h.Stream-1)/t.p.Streams] != h.Dir {
 		sv.logf("rejected %s: no stream %d %s in this test", peer, h.Stream, h.Dir)
 		return false
 	}
-	st, err := newStream(h.Stream, h.Dir, h.Dir == Down, conn, t.p.buffer())
+	st, err := newStream(h.Stream, h.Dir, h.Dir == Down, conn, t.p.WriteSize())
 	if err != nil {
 		sv.logf("rejected %s: %v", peer, err)
 		return false
@@ -346,7 +346,7 @@ var errStopped = errors.New("interrupted: the server is stopping")
 // says stop, then sends its report.
 func (t *serverTest) run(ctx context.Context, ctl net.Conn) (err error) {
 	out := t.sv.out
-	fmt.Fprintf(out, "Accepted test from %s: %s\n", t.peer, t.p.describe())
+	fmt.Fprintf(out, "Accepted test from %s: %s\n", t.peer, t.p.Describe())
 	stop := context.AfterFunc(ctx, func() { _ = ctl.SetDeadline(aLongTimeAgo) })
 	defer stop()
 	lost := func(err error) error {
@@ -482,7 +482,7 @@ func (t *serverTest) awaitStop(ctx context.Context, ctl net.Conn, sd *side, lost
 // side's view ("sent 123 bytes (up)").
 func (t *serverTest) moved(v view, counts []streamCount) string {
 	var done []string
-	for _, d := range t.p.directions() {
+	for _, d := range t.p.Directions() {
 		var n int64
 		for _, c := range counts {
 			if c.Dir == d {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cephbench/cephbench/result/netresult"
 )
 
 // stream is one data connection as this end drives it: it sends or it
@@ -198,14 +200,14 @@ func (sd *side) sample(all <-chan struct{}, onInterval func(Interval)) {
 	var last time.Duration
 	emit := func(final bool) {
 		now := time.Since(sd.start)
-		iv := Interval{Start: last.Seconds(), End: now.Seconds(), Streams: make([]StreamInterval, len(sd.streams))}
+		iv := Interval{Start: last.Seconds(), End: now.Seconds(), Streams: make([]netresult.StreamInterval, len(sd.streams))}
 		moved := false
 		for i, st := range sd.streams {
 			if st.send && !st.finished() {
 				st.sampleRetrans()
 			}
 			b, r := st.bytes.Load(), st.retrans.Load()
-			si := StreamInterval{ID: st.id, Dir: st.dir, Bytes: b - lastBytes[i]}
+			si := netresult.StreamInterval{ID: st.id, Dir: st.dir, Bytes: b - lastBytes[i]}
 			if st.send {
 				si.Retransmits = r - lastRetrans[i]
 			}
@@ -217,7 +219,7 @@ func (sd *side) sample(all <-chan struct{}, onInterval func(Interval)) {
 				sum = &iv.Down
 			}
 			if *sum == nil {
-				*sum = &IntervalSum{}
+				*sum = &netresult.IntervalSum{}
 			}
 			(*sum).Bytes += si.Bytes
 			(*sum).Retransmits += si.Retransmits
@@ -225,7 +227,7 @@ func (sd *side) sample(all <-chan struct{}, onInterval func(Interval)) {
 		if final && !moved {
 			return // the streams ended right after the last tick
 		}
-		for _, sum := range []*IntervalSum{iv.Up, iv.Down} {
+		for _, sum := range []*netresult.IntervalSum{iv.Up, iv.Down} {
 			if sum != nil {
 				sum.BitsPerSec = bitsPerSec(sum.Bytes, (now - last).Seconds())
 			}
@@ -249,16 +251,16 @@ func (sd *side) sample(all <-chan struct{}, onInterval func(Interval)) {
 
 // streamCount is one end's count of one stream, as the server reports it.
 type streamCount struct {
-	ID    int       `json:"id"`
-	Dir   Direction `json:"direction"`
-	Count Count     `json:"count"`
+	ID              int       `json:"id"`
+	Dir             Direction `json:"direction"`
+	netresult.Count `json:"count"`
 }
 
 // counts returns each stream's figures; valid after done.
 func (sd *side) counts() []streamCount {
 	out := make([]streamCount, len(sd.streams))
 	for i, st := range sd.streams {
-		c := Count{Bytes: st.bytes.Load(), Seconds: st.end.Sub(sd.start).Seconds()}
+		c := netresult.Count{Bytes: st.bytes.Load(), Seconds: st.end.Sub(sd.start).Seconds()}
 		c.BitsPerSec = bitsPerSec(c.Bytes, c.Seconds)
 		if st.send {
 			c.Retransmits = st.retrans.Load()

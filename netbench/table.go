@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/result/netresult"
 )
 
 // unit formats n as iperf3's adaptive units do: bytes in powers of 1024
@@ -105,7 +106,7 @@ func (v view) interval(iv Interval) {
 	if iv.End-iv.Start < 0.1 {
 		return
 	}
-	for _, d := range v.p.directions() {
+	for _, d := range v.p.Directions() {
 		for _, s := range iv.Streams {
 			if s.Dir == d {
 				v.row(streamLabel(s.ID), v.role(d), iv.Start, iv.End, s.Bytes, v.retrOf(d, s.Retransmits), "")
@@ -127,12 +128,12 @@ func (v view) interval(iv Interval) {
 func (v view) ownSummary(counts []streamCount) {
 	fmt.Fprintln(v.w, separator)
 	v.header(true)
-	for _, d := range v.p.directions() {
+	for _, d := range v.p.Directions() {
 		suffix := "receiver"
 		if v.sends(d) {
 			suffix = "sender"
 		}
-		var sum Count
+		var sum netresult.Count
 		for _, c := range counts {
 			if c.Dir == d {
 				v.row(streamLabel(c.ID), v.role(d), 0, c.Count.Seconds, c.Count.Bytes, v.retrOf(d, c.Count.Retransmits), suffix)
@@ -147,7 +148,7 @@ func (v view) ownSummary(counts []streamCount) {
 
 // addCount adds c to sum: bytes and retransmits add up, the time is the
 // longest.
-func addCount(sum, c Count) Count {
+func addCount(sum, c netresult.Count) netresult.Count {
 	sum.Bytes += c.Bytes
 	sum.Retransmits += c.Retransmits
 	sum.Seconds = max(sum.Seconds, c.Seconds)
@@ -164,7 +165,7 @@ func Summary(w io.Writer, r *Result) {
 		fmt.Fprintln(w, separator)
 		v.header(true)
 	}
-	for _, d := range r.Params.directions() {
+	for _, d := range r.Params.Directions() {
 		t := r.Up
 		if d == Down {
 			t = r.Down
@@ -192,7 +193,7 @@ func Summary(w io.Writer, r *Result) {
 }
 
 // rttLine prints the ping-pong phase's latency.
-func rttLine(w io.Writer, r *RTT) {
+func rttLine(w io.Writer, r *netresult.RTT) {
 	l := r.Latency
 	p := func(q float64) string { return report.Latency(float64(l.Percentiles.At(q))) }
 	fmt.Fprintf(w, "rtt: %d round trips of %d bytes in %.2f s: min %s avg %s p50 %s p90 %s p99 %s p99.9 %s max %s\n",

@@ -5,13 +5,13 @@ import (
 	"io"
 	"time"
 
-	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/metrics"
 )
 
 // Live is the one-line progress display of a step on a terminal: elapsed
 // and remaining time, this second's and the average bandwidth and IOPS,
 // and this second's p99 latency, redrawn in place every second. It is fed
-// from one goroutine (runner.Options.Progress) and is not safe for
+// from one goroutine (a metrics.Subscriber) and is not safe for
 // concurrent use.
 type Live struct {
 	w     io.Writer
@@ -29,8 +29,12 @@ func NewLive(w io.Writer, label string, total time.Duration) *Live {
 	return &Live{w: w, label: label, total: total}
 }
 
-// Tick redraws the line with the second that ended.
-func (l *Live) Tick(t runner.Tick) {
+// Tick redraws the line with the second that ended; a short final
+// interval leaves it as it is.
+func (l *Live) Tick(t metrics.Tick) {
+	if t.Short {
+		return
+	}
 	var ops, bytes, p99 int64
 	for _, k := range t.Second.Kinds {
 		ops += k.Ops

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/metrics"
 )
 
 // Progress prints a rados-bench style per-second table: the columns of
 // rados bench, then this second's IOPS and p99 latency. It is fed from one
-// goroutine (runner.Options.Progress) and is not safe for concurrent use.
+// goroutine (a metrics.Subscriber) and is not safe for concurrent use.
 type Progress struct {
 	w     io.Writer
 	rows  int
@@ -27,8 +27,12 @@ func NewProgress(w io.Writer) *Progress {
 
 const progressHeader = "  sec Cur ops   started  finished  avg MB/s  cur MB/s  cur IOPS  avg lat(s)  p99 lat(s)\n"
 
-// Tick prints one row, and the header again every 20 rows.
-func (p *Progress) Tick(t runner.Tick) {
+// Tick prints one row, and the header again every 20 rows; a short final
+// interval gets none.
+func (p *Progress) Tick(t metrics.Tick) {
+	if t.Short {
+		return
+	}
 	if p.rows > 0 && p.rows%20 == 0 {
 		fmt.Fprint(p.w, progressHeader)
 	}

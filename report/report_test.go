@@ -6,7 +6,6 @@ import (
 
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
-	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -24,7 +23,7 @@ func TestProgressTableHasRadosBenchColumns(t *testing.T) {
 	sec := metrics.Second{T: 1, Dur: 1, Kinds: map[string]metrics.KindSecond{
 		"write": {Ops: 100, Bytes: 100 << 20, MeanNs: 8e6, Percentiles: metrics.Percentiles{{P: 99, Ns: 2e7}}},
 	}}
-	p.Tick(runner.Tick{Second: sec, Started: 108, Finished: 100, InFlight: 8})
+	p.Tick(metrics.Tick{Second: sec, Started: 108, Finished: 100, InFlight: 8})
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], "sec Cur ops   started  finished  avg MB/s  cur MB/s") {
 		t.Fatalf("table:\n%s", b.String())
@@ -36,7 +35,7 @@ func TestProgressTableHasRadosBenchColumns(t *testing.T) {
 
 func TestSummaryAndTable(t *testing.T) {
 	r := &result.Result{
-		Name: "file-randread-4K", ElapsedSeconds: 10, StopReason: runner.StopInterrupted, Interrupted: true,
+		Name: "file-randread-4K", ElapsedSeconds: 10, StopReason: result.StopInterrupted, Interrupted: true,
 		Spec: spec.Workload{BlockSize: 4096, Workers: 1, QueueDepth: 16},
 		Ops: map[string]metrics.KindSummary{"read": {
 			Ops: 1000, IOPS: metrics.Stats{Mean: 100}, BandwidthBps: metrics.Stats{Mean: 409600},

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
-	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -37,9 +36,9 @@ func Heading(w io.Writer, name string, wl *spec.Workload) {
 func Summary(w io.Writer, r *result.Result) {
 	how := "stopped at its " + r.StopReason + " bound"
 	switch r.StopReason {
-	case runner.StopInterrupted:
+	case result.StopInterrupted:
 		how = "INTERRUPTED"
-	case runner.StopExhausted:
+	case result.StopExhausted:
 		how = "stopped: no more objects to write or read"
 	}
 	fmt.Fprintf(w, "%s: %.1fs measured, %s\n", r.Name, r.ElapsedSeconds, how)

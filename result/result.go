@@ -7,19 +7,28 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/internal/io/atomicfile"
 	"github.com/cephbench/cephbench/metrics"
-	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 )
 
 // Schema identifies the format of a Result; it changes when a field
 // changes meaning.
 const Schema = "cephbench.result/v1"
+
+// Why a run stopped: its StopReason.
+const (
+	StopDuration    = "duration"
+	StopOps         = "ops"
+	StopBytes       = "bytes"
+	StopExhausted   = "exhausted" // an object limit reached, or nothing to read
+	StopInterrupted = "interrupted"
+)
 
 // Version is cephbench's version, set at build time with
 // -ldflags "-X github.com/cephbench/cephbench/result.Version=...".
@@ -52,13 +61,18 @@ type Result struct {
 	// O_DIRECT fell back to buffered I/O).
 	Notes []string `json:"notes,omitempty"`
 
-	Ops       map[string]metrics.KindSummary `json:"ops"`
-	Series    []metrics.Second               `json:"series"`
-	Errors    map[string]int64               `json:"errors"`
-	CPU       metrics.CPU                    `json:"cpu"`
-	Late      int64                          `json:"late_ops,omitempty"`
-	Missed    int64                          `json:"missed_ops,omitempty"`
-	Abandoned int64                          `json:"abandoned_ops,omitempty"`
+	Ops map[string]metrics.KindSummary `json:"ops"`
+	// Series is the run's intervals, read from the tick log by Load (or,
+	// for results without one, from the JSON itself).
+	Series []metrics.Second `json:"-"`
+	// TickLog is the file name of the result's tick log, in the result's
+	// folder; empty for a result saved without one.
+	TickLog   string           `json:"tick_log,omitempty"`
+	Errors    map[string]int64 `json:"errors"`
+	CPU       metrics.CPU      `json:"cpu"`
+	Late      int64            `json:"late_ops,omitempty"`
+	Missed    int64            `json:"missed_ops,omitempty"`
+	Abandoned int64            `json:"abandoned_ops,omitempty"`
 	// Queue is how full the workers' queues were, in fio's buckets; zero in
 	// results saved before it was measured.
 	Queue metrics.QueueCounts `json:"queue,omitzero"`
@@ -76,32 +90,6 @@ type DiskUsage struct {
 	WriteIOs int64   `json:"write_ios"`
 }
 
-// New builds the result of a run of w.
-func New(name string, w *spec.Workload, o *runner.Outcome, host Host) (*Result, error) {
-	r := &Result{
-		Schema: Schema, Version: Version, Name: name, Spec: *w, Host: host,
-		Start: o.Start.UTC(), End: o.End.UTC(), ElapsedSeconds: o.Elapsed.Seconds(),
-		StopReason: o.StopReason, Interrupted: o.StopReason == runner.StopInterrupted,
-		Ops: o.Summaries(), Series: o.Collector.Series(), Errors: o.Collector.Errors(),
-		CPU: o.CPU, Queue: o.Collector.Queue(), Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
-		Histograms: map[string]string{},
-	}
-	if r.Series == nil {
-		r.Series = []metrics.Second{}
-	}
-	for k, kind := range o.Kinds {
-		if _, did := r.Ops[kind]; !did {
-			continue
-		}
-		enc, err := o.Collector.Histogram(k).EncodeV2()
-		if err != nil {
-			return nil, fmt.Errorf("encoding the %s histogram: %w", kind, err)
-		}
-		r.Histograms[kind] = string(enc)
-	}
-	return r, nil
-}
-
 // Kinds returns the op kinds the result has, reads before writes.
 func (r *Result) Kinds() []string {
 	ks := make([]string, 0, len(r.Ops))
@@ -113,23 +101,43 @@ func (r *Result) Kinds() []string {
 }
 
 // Save writes r as indented JSON to path, creating its directory, through a
-// temporary file so a crash never leaves half a result.
+// temporary file so a crash never leaves half a result. A result with a
+// tick log is saved without its series, which the log holds; one without
+// (made by hand, or converted from another format) keeps its series in
+// the JSON, as results saved before tick logs did.
 func (r *Result) Save(path string) error {
-	return atomicfile.WriteJSON(path, r)
+	if r.TickLog != "" || r.Series == nil {
+		return atomicfile.WriteJSON(path, r)
+	}
+	return atomicfile.WriteJSON(path, embedded{Result: r, Series: r.Series})
 }
 
-// Load reads a result saved by Save and checks its schema.
+// embedded is a result with its series in the JSON.
+type embedded struct {
+	*Result
+	Series []metrics.Second `json:"series"`
+}
+
+// Load reads a result saved by Save, checks its schema and reads its
+// series from its tick log.
 func Load(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
+	stored := embedded{Result: &r}
+	if err := json.Unmarshal(b, &stored); err != nil {
 		return nil, fmt.Errorf("%s: not a cephbench result: %w", path, err)
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	r.Series = stored.Series
+	if r.TickLog != "" {
+		if r.Series, err = ReadTickLog(filepath.Join(filepath.Dir(path), r.TickLog)); err != nil {
+			return nil, fmt.Errorf("%s: its tick log: %w", path, err)
+		}
 	}
 	return &r, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -107,7 +108,7 @@ func TestBacklogBoundsTheBytesInFlight(t *testing.T) {
 			w.BlockSize, w.MinBlockSize, w.MaxBacklog = 64<<10, 1<<10, backlog
 			w.Workers, w.QueueDepth, w.Duration = c.workers, 16/c.workers, spec.Duration(1200*time.Millisecond)
 		})
-		o, err := Run(context.Background(), s, w, Options{Seed: 1, Progress: func(t Tick) { ticked = append(ticked, t.InFlightBytes) }})
+		o, err := Run(context.Background(), s, w, Options{Seed: 1, Subscribers: []metrics.Subscriber{func(t metrics.Tick) { ticked = append(ticked, t.InFlightBytes) }}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,43 +16,32 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/pace"
+	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"
 )
 
-// Why a run stopped.
+// Why a run stopped: the result's reasons.
 const (
-	StopDuration    = "duration"
-	StopOps         = "ops"
-	StopBytes       = "bytes"
-	StopExhausted   = "exhausted" // an object limit reached, or nothing to read
-	StopInterrupted = "interrupted"
+	StopDuration    = result.StopDuration
+	StopOps         = result.StopOps
+	StopBytes       = result.StopBytes
+	StopExhausted   = result.StopExhausted
+	StopInterrupted = result.StopInterrupted
 )
-
-// Tick is what the progress callback sees once a second.
-type Tick struct {
-	Second metrics.Second
-	// Started and Finished count ops since the measurement began;
-	// InFlight is how many are outstanding now.
-	Started, Finished, InFlight int64
-	// InFlightBytes is the length of the ops outstanding now, when the
-	// workload bounds it (MaxBacklog); zero otherwise.
-	InFlightBytes int64
-
-	soFar func() *Outcome
-}
-
-// SoFar returns the run's outcome up to this tick: every figure over the
-// time measured so far (the queue counts, which workers hand over at
-// their end, stay zero). It shares the run's collector, so it is valid
-// only during the Progress call that received the tick; result.New copies
-// what it needs.
-func (t Tick) SoFar() *Outcome { return t.soFar() }
 
 // Options tune a run without changing what it measures.
 type Options struct {
-	// Progress, if set, is called from one goroutine after each second.
-	Progress func(Tick)
+	// Subscribers receive every interval of the series as it closes,
+	// with the contract of metrics.Subscriber: from one goroutine, in
+	// order.
+	Subscribers []metrics.Subscriber
+	// SoFar, if set, is called after the subscribers with the run's
+	// outcome up to each tick: every figure over the time measured so far
+	// (the queue counts, which workers hand over at their end, stay
+	// zero). The outcome shares the run's collector, so it is valid only
+	// during the call; Outcome.Result copies what it needs.
+	SoFar func(*Outcome)
 	// Seed makes the random offsets reproducible.
 	Seed uint64
 	// Interval is the series' interval; zero means one second.
@@ -88,6 +77,31 @@ func (o *Outcome) Summaries() map[string]metrics.KindSummary {
 	return out
 }
 
+// Result builds the result of the run of w called name, on host: its
+// figures and encoded histograms, without a series (the tick log holds
+// it).
+func (o *Outcome) Result(name string, w *spec.Workload, host result.Host) (*result.Result, error) {
+	r := &result.Result{
+		Schema: result.Schema, Version: result.Version, Name: name, Spec: *w, Host: host,
+		Start: o.Start.UTC(), End: o.End.UTC(), ElapsedSeconds: o.Elapsed.Seconds(),
+		StopReason: o.StopReason, Interrupted: o.StopReason == StopInterrupted,
+		Ops: o.Summaries(), Errors: o.Collector.Errors(),
+		CPU: o.CPU, Queue: o.Collector.Queue(), Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
+		Histograms: map[string]string{},
+	}
+	for k, kind := range o.Kinds {
+		if _, did := r.Ops[kind]; !did {
+			continue
+		}
+		enc, err := o.Collector.Histogram(k).EncodeV2()
+		if err != nil {
+			return nil, fmt.Errorf("encoding the %s histogram: %w", kind, err)
+		}
+		r.Histograms[kind] = string(enc)
+	}
+	return r, nil
+}
+
 // lateThreshold is how far behind schedule a paced op may start before it
 // counts as late.
 const lateThreshold = time.Millisecond
@@ -117,11 +131,12 @@ type run struct {
 	stoppedAt     atomic.Int64 // engine.Now when stop was first called
 
 	workers []*worker
+	opts    Options
 	// syncer and syncKind (the "sync" kind's index, or -1) are set when
 	// the workload syncs.
 	syncer   engine.Syncer
 	syncKind int
-	// soFar makes a Tick's outcome so far, the measured time given.
+	// soFar makes the outcome so far, the measured time given.
 	soFar func(elapsed time.Duration) *Outcome
 }
 
@@ -155,7 +170,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	for k := range kinds {
 		kinds[k] = engine.OpKind(k).String()
 	}
-	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && w.Reads(), syncKind: -1}
+	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && w.Reads(), syncKind: -1, opts: opts}
 	if w.FsyncEvery > 0 || w.EndFsync {
 		syncer, ok := sess.(engine.Syncer)
 		if !ok {
@@ -273,7 +288,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
-	r.tickUntil(done, col, interval, opts.Progress)
+	r.tickUntil(done, col, interval)
 	if w.EndFsync && ctx.Err() == nil {
 		// Every worker has ended: the sync is the last thing measured.
 		for file := range geo.Files {
@@ -292,11 +307,9 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 	now := engine.Now()
 	measured := max(now-r.rampEnd, 0)
-	if last := col.Tick(measured); opts.Progress != nil && last.Dur >= interval.Seconds()/2 {
-		// The final interval, cut short by the bound, gets its row too
-		// when it is long enough for its rates to mean something.
-		opts.Progress(r.tick(last))
-	}
+	last := col.Tick(measured)
+	last.Short = last.Dur < interval.Seconds()/2
+	r.emit(last)
 	out.End = time.Now()
 	out.Elapsed = measured
 	out.CPU = metrics.ReadUsage().Since(usage0, now-r.t0)
@@ -351,7 +364,7 @@ func (r *run) missed(now time.Duration) int64 {
 
 // tickUntil closes one series interval per Interval after the ramp, until
 // done, and stops the run on its deadline or on cancellation.
-func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval time.Duration, progress func(Tick)) {
+func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval time.Duration) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -388,26 +401,25 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 		if now < next {
 			continue
 		}
-		sec := col.Tick(next - r.rampEnd)
+		r.emit(col.Tick(next - r.rampEnd))
 		next += interval
-		if progress != nil {
-			progress(r.tick(sec))
-		}
 	}
 }
 
-// tick adds the op counts to a closed interval, for the progress callback.
-func (r *run) tick(sec metrics.Second) Tick {
-	var inFlight, finished int64
+// emit adds the op counts to a closed interval and hands it to the
+// subscribers, then the outcome so far to SoFar.
+func (r *run) emit(t metrics.Tick) {
 	for _, wk := range r.workers {
-		finished += wk.finished.Load()
-		inFlight += r.issuedInFlight(wk)
+		t.Finished += wk.finished.Load()
+		t.InFlight += r.issuedInFlight(wk)
 	}
-	elapsed := time.Duration(sec.T * float64(time.Second))
-	return Tick{
-		Second: sec, Started: finished + inFlight, Finished: finished, InFlight: inFlight,
-		InFlightBytes: r.backlog.Load(),
-		soFar:         func() *Outcome { return r.soFar(elapsed) },
+	t.InFlightBytes = r.backlog.Load()
+	t.Started = t.Finished + t.InFlight
+	for _, sub := range r.opts.Subscribers {
+		sub(t)
+	}
+	if r.opts.SoFar != nil {
+		r.opts.SoFar(r.soFar(time.Duration(t.T * float64(time.Second))))
 	}
 }
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -263,18 +264,25 @@ func TestVerifyCatchesWrongData(t *testing.T) {
 }
 
 func TestSeriesCoversTheRun(t *testing.T) {
-	var ticks []Tick
+	var ticks []metrics.Tick // those a per-second table prints
+	var series []metrics.Second
 	var mu sync.Mutex
 	slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
 	o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
 		w.Duration = spec.Duration(1 * time.Second)
-	}), Options{Interval: 100 * time.Millisecond, Progress: func(t Tick) { mu.Lock(); ticks = append(ticks, t); mu.Unlock() }})
+	}), Options{Interval: 100 * time.Millisecond, Subscribers: []metrics.Subscriber{func(t metrics.Tick) {
+		mu.Lock()
+		series = append(series, t.Second)
+		if !t.Short {
+			ticks = append(ticks, t)
+		}
+		mu.Unlock()
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A starved ticker on a loaded machine may merge intervals, so the
 	// count is loose; what must hold is that the intervals tile the run.
-	series := o.Collector.Series()
 	if len(series) < 2 || len(series) > 12 {
 		t.Fatalf("%d intervals of 100ms in a 1s run", len(series))
 	}
@@ -297,7 +305,7 @@ func TestSeriesCoversTheRun(t *testing.T) {
 	}
 }
 
-// A tick's SoFar is the run up to that tick: the totals of the intervals
+// SoFar sees the run up to each tick: the totals of the intervals
 // so far, over the time measured so far.
 func TestTickSoFarIsTheRunUpToTheTick(t *testing.T) {
 	type seen struct {
@@ -306,22 +314,25 @@ func TestTickSoFarIsTheRunUpToTheTick(t *testing.T) {
 		elapsed             time.Duration
 	}
 	var ticks []seen
+	var seriesOps int64 // in the intervals so far
+	var lastT float64   // the end of the latest interval
 	slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
 	o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
 		w.Duration = spec.Duration(600 * time.Millisecond)
-	}), Options{Interval: 100 * time.Millisecond, Progress: func(tk Tick) {
-		// Progress is called from one goroutine: no lock needed.
-		so := tk.SoFar()
+	}), Options{Interval: 100 * time.Millisecond, Subscribers: []metrics.Subscriber{func(tk metrics.Tick) {
+		// Subscribers and SoFar are called from one goroutine: no lock
+		// needed.
+		for _, k := range tk.Kinds {
+			seriesOps += k.Ops
+		}
+		lastT = tk.T
+	}}, SoFar: func(so *Outcome) {
 		var s seen
 		for _, k := range so.Summaries() {
 			s.soFarOps += k.Ops
 		}
-		for _, sec := range so.Collector.Series() {
-			for _, k := range sec.Kinds {
-				s.seriesOps += k.Ops
-			}
-		}
-		s.t, s.elapsed = tk.Second.T, so.Elapsed
+		s.seriesOps = seriesOps
+		s.t, s.elapsed = lastT, so.Elapsed
 		ticks = append(ticks, s)
 	}})
 	if err != nil {
@@ -343,7 +354,7 @@ func TestTickSoFarIsTheRunUpToTheTick(t *testing.T) {
 	}
 	// The final interval gets a tick when it is long enough; that tick
 	// has the whole run.
-	if last := ticks[len(ticks)-1]; last.t == o.Collector.Series()[len(o.Collector.Series())-1].T && last.soFarOps != final {
+	if last := ticks[len(ticks)-1]; last.t == lastT && last.soFarOps != final {
 		t.Errorf("the last tick saw %d ops, the run did %d", last.soFarOps, final)
 	}
 }
@@ -524,5 +535,43 @@ func TestFsyncNeedsATargetThatSyncs(t *testing.T) {
 	}), Options{})
 	if !engine.IsUsage(err) {
 		t.Errorf("fsync on a session that cannot sync: %v; want a usage error", err)
+	}
+}
+
+// Subscribers get every interval, each in the order given, and a tick's
+// histograms hold exactly the ops its counts say.
+func TestSubscribersSeeEveryIntervalInOrder(t *testing.T) {
+	var calls []string
+	var ops, counted int64
+	var series []metrics.Second
+	first := func(tk metrics.Tick) {
+		calls = append(calls, "first")
+		series = append(series, tk.Second)
+		for kind, k := range tk.Kinds {
+			ops += k.Ops
+			counted += tk.Histograms[kind].TotalCount()
+		}
+	}
+	second := func(metrics.Tick) { calls = append(calls, "second") }
+	slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
+	o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
+		w.Duration = spec.Duration(500 * time.Millisecond)
+	}), Options{Interval: 100 * time.Millisecond, Subscribers: []metrics.Subscriber{first, second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range calls {
+		if want := []string{"first", "second"}[i%2]; c != want {
+			t.Fatalf("call %d went to %s; want %s (calls %v)", i, c, want, calls)
+		}
+	}
+	total, _ := totalOps(o)
+	var dur float64
+	for _, s := range series {
+		dur += s.Dur
+	}
+	if len(calls) != 2*len(series) || ops != total || counted != total || math.Abs(dur-o.Elapsed.Seconds()) > 1e-6 {
+		t.Errorf("%d calls for %d intervals of %gs in all; %d ops in the ticks, %d in their histograms, %d in the run of %v",
+			len(calls), len(series), dur, ops, counted, total, o.Elapsed)
 	}
 }

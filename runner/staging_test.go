@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -107,7 +108,7 @@ func TestStagingQueueIsFilledAndTimedFromIssue(t *testing.T) {
 		w.Workers, w.QueueDepth, w.Duration = 2, 4, spec.Duration(200*time.Millisecond)
 	})
 	o, err := Run(context.Background(), s, w, Options{Seed: 1, Interval: 20 * time.Millisecond,
-		Progress: func(tk Tick) { raise(&maxInFlight, tk.InFlight) }})
+		Subscribers: []metrics.Subscriber{func(tk metrics.Tick) { raise(&maxInFlight, tk.InFlight) }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,17 +10,25 @@ import (
 	"time"
 )
 
-// The real binary, interrupted by SIGINT as a user's Ctrl-C would: it must
-// exit 130, keep the result of what it measured and remove its data.
-func TestCtrlCKeepsResultsAndCleansUp(t *testing.T) {
+// build builds the binary into a temporary folder, and skips the test in
+// -short mode.
+func build(t *testing.T) (dir, bin string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "cephbench")
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "cephbench")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	return dir, bin
+}
+
+// The real binary, interrupted by SIGINT as a user's Ctrl-C would: it must
+// exit 130, keep the result of what it measured and remove its data.
+func TestCtrlCKeepsResultsAndCleansUp(t *testing.T) {
+	dir, bin := build(t)
 	cmd := exec.Command(bin, "run", "--duration", "1h", "--quiet")
 	cmd.Dir = dir
 	var stdout strings.Builder

@@ -17,6 +17,7 @@ import (
 	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/internal/peer/fiojob"
 	"github.com/cephbench/cephbench/internal/peer/fioreport"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
@@ -228,21 +229,26 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 		// offsets.
 		st.seed = 1
 	}
-	so := stepOutput{opened: func(engine.Session) func(runner.Tick) {
+	so := stepOutput{opened: func(engine.Session) metrics.Subscriber {
 		r.header()
-		if r.plan.StatusInterval <= 0 {
-			return nil
-		}
+		return nil
+	}}
+	if r.plan.StatusInterval > 0 {
 		var last time.Time
-		return func(t runner.Tick) {
+		so.soFar = func(o *runner.Outcome) {
 			// A result encodes every histogram: make one only as
 			// often as the status is printed, not every second.
 			if time.Since(last) < r.plan.StatusInterval/2 {
 				return
 			}
 			last = time.Now()
-			// t.SoFar is valid only now: result.New copies it.
-			res, err := result.New(st.name, &st.w, t.SoFar(), result.ThisHost())
+			// o is valid only now: Result copies it.
+			res, err := o.Result(st.name, &st.w, result.ThisHost())
+			if err == nil {
+				// The log holds every second so far: its subscriber
+				// runs before this.
+				res.Series, err = result.ReadTickLog(result.TickLogPath(st.save))
+			}
 			if err != nil {
 				return // the status line misses one second; the run goes on
 			}
@@ -250,7 +256,7 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 			r.latest[i] = res
 			r.mu.Unlock()
 		}
-	}}
+	}
 	return runStep(ctx, st, so)
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/rados"
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
-	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -173,7 +173,7 @@ func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, res
 	name := "rados-bench-" + mode
 	st := step{name: name, w: w, save: stamped(resultsDir, name) + ".json"}
 	var prefix string
-	out := stepOutput{opened: func(s engine.Session) func(runner.Tick) {
+	out := stepOutput{opened: func(s engine.Session) metrics.Subscriber {
 		if rs, ok := s.(*rados.Session); ok {
 			prefix = rs.Prefix()
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/cephbench/cephbench/engine/rados"
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/internal/peer/loadgen"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
@@ -174,8 +176,9 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 	names := g.Names()
 	created, err := pool.CreateExclusive(ctx, names)
 	var res *result.Result
+	save := stamped(resultsDir, "rados-load-gen") + ".json"
 	if err == nil {
-		res, err = loadGenRun(ctx, out, pool, g, cfg, target, secs, seed)
+		res, err = loadGenRun(ctx, out, pool, g, cfg, target, secs, seed, save)
 	}
 	fmt.Fprintln(out, "cleaning up objects")
 	var ours []string
@@ -198,7 +201,6 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 	if cleanErr != nil {
 		res.Notes = append(res.Notes, "cleanup failed: "+oneLine(cleanErr.Error()))
 	}
-	save := stamped(resultsDir, "rados-load-gen") + ".json"
 	if err := res.Save(save); err != nil {
 		return fmt.Errorf("saving the result: %w", err)
 	}
@@ -214,9 +216,10 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 }
 
 // loadGenRun fills the created objects, then runs the load through the
-// runner, printing rados load-gen's lines. It returns the run's result, or
-// nil if the objects could not be filled or the run could not start.
-func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen.Gen, cfg loadgen.Config, target spec.Target, secs string, seed uint64) (*result.Result, error) {
+// runner, printing rados load-gen's lines and writing the tick log beside
+// save. It returns the run's result, or nil if the objects could not be
+// filled or the run could not start.
+func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen.Gen, cfg loadgen.Config, target spec.Target, secs string, seed uint64, save string) (*result.Result, error) {
 	set := pool.Objects(g.Names(), g.Sizes())
 	defer set.Close(context.WithoutCancel(ctx))
 	q, err := set.NewQueue(cfg.MaxOps)
@@ -231,21 +234,31 @@ func loadGenRun(ctx context.Context, out io.Writer, pool *rados.Pool, g *loadgen
 		return nil, fmt.Errorf("load-gen: preparing the objects: %w", err)
 	}
 
+	ticks, err := result.CreateTickLog(result.TickLogPath(save), time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("the tick log: %w", err)
+	}
 	fmt.Fprintf(out, "load-gen will run %s seconds\n", secs)
 	state := &cluster.Pair{}
 	state.Before, err = pool.ClusterSnapshot()
 	stateErr := err
 	w := cfg.Workload(target)
-	outcome, err := runner.Run(ctx, set, &w, runner.Options{Progress: cephtext.NewLoadGenProgress(out).Tick, Seed: seed})
+	subscribers := []metrics.Subscriber{cephtext.NewLoadGenProgress(out).Tick, ticks.Tick}
+	outcome, err := runner.Run(ctx, set, &w, runner.Options{Subscribers: subscribers, Seed: seed})
 	fmt.Fprintln(out, "waiting for all operations to complete")
 	if err != nil {
+		ticks.Discard()
 		return nil, fmt.Errorf("load-gen: %w", err)
 	}
 	state.After, err = pool.ClusterSnapshot()
 	stateErr = errors.Join(stateErr, err)
 
-	res, err := result.New("rados-load-gen", &w, outcome, result.ThisHost())
+	res, err := outcome.Result("rados-load-gen", &w, result.ThisHost())
 	if err != nil {
+		ticks.Discard()
+		return nil, err
+	}
+	if err := res.Attach(ticks); err != nil {
 		return nil, err
 	}
 	res.Cluster = state

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
-	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -180,7 +180,7 @@ func rbdBench(ctx context.Context, env Env, w spec.Workload, f *rbdBenchFlags) e
 	name := "rbd-bench-" + ioType
 	st := step{name: name, w: w, save: stamped(f.results, name) + ".json"}
 	pattern := map[spec.Pattern]string{spec.Sequential: "sequential", spec.Random: "random"}[w.Pattern]
-	out := stepOutput{opened: func(engine.Session) func(runner.Tick) {
+	out := stepOutput{opened: func(engine.Session) metrics.Subscriber {
 		cephtext.RBDStart(env.Stdout, ioType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)
 		return cephtext.NewRBDProgress(env.Stdout).Tick
 	}}

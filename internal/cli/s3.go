@@ -539,9 +539,19 @@ func (b *s3Bencher) phase(ctx context.Context, p s3Phase, limit int64, save stri
 	w := b.spec(p, limit)
 	col := metrics.NewCollector(s3Kinds)
 	r := &s3Run{sess: b.sess, objs: b.objs, objSize: b.objSize, phase: p, limit: limit}
-	var progress func(runner.Tick)
+	ticks, err := result.CreateTickLog(result.TickLogPath(save), time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("the tick log: %w", err)
+	}
+	subscribers := []metrics.Subscriber{ticks.Tick}
 	if !b.f.quiet {
-		progress = report.NewProgress(out).Tick
+		table := report.NewProgress(out)
+		subscribers = append(subscribers, func(t metrics.Tick) { table.Tick(r.tick(t)) })
+	}
+	emit := func(t metrics.Tick) {
+		for _, sub := range subscribers {
+			sub(t)
+		}
 	}
 
 	start, usage0 := time.Now(), metrics.ReadUsage()
@@ -565,9 +575,7 @@ func (b *s3Bencher) phase(ctx context.Context, p s3Phase, limit int64, save stri
 			<-done // ops return as soon as their requests are canceled
 			waiting = false
 		case <-ticker.C:
-			if sec := col.Tick(engine.Now() - t0); progress != nil {
-				progress(r.tick(sec))
-			}
+			emit(col.Tick(engine.Now() - t0))
 		}
 	}
 	ticker.Stop()
@@ -576,17 +584,21 @@ func (b *s3Bencher) phase(ctx context.Context, p s3Phase, limit int64, save stri
 		r.stop(runner.StopInterrupted)
 	}
 	elapsed := engine.Now() - t0
-	if last := col.Tick(elapsed); progress != nil && last.Dur >= 0.5 {
-		progress(r.tick(last))
-	}
+	last := col.Tick(elapsed)
+	last.Short = last.Dur < 0.5
+	emit(last)
 	reason, _ := r.reason.Load().(string)
 	o := &runner.Outcome{
 		Start: start, End: time.Now(), Elapsed: elapsed, StopReason: reason, Kinds: s3Kinds, Collector: col,
 		CPU: metrics.ReadUsage().Since(usage0, elapsed),
 	}
-	res, err := result.New(w.Name, &w, o, result.ThisHost())
+	res, err := o.Result(w.Name, &w, result.ThisHost())
 	if err != nil {
+		ticks.Discard()
 		return nil, err
+	}
+	if err := res.Attach(ticks); err != nil {
+		return res, fmt.Errorf("saving the result: %w", err)
 	}
 	if err := res.Save(save); err != nil {
 		return res, fmt.Errorf("saving the result: %w", err)
@@ -621,17 +633,18 @@ func (r *s3Run) stop(reason string) {
 
 // tick is the progress row's view of a second: the gets' first-byte
 // times are not more ops.
-func (r *s3Run) tick(sec metrics.Second) runner.Tick {
-	kinds := make(map[string]metrics.KindSecond, len(sec.Kinds))
-	for k, v := range sec.Kinds {
+func (r *s3Run) tick(t metrics.Tick) metrics.Tick {
+	kinds := make(map[string]metrics.KindSecond, len(t.Kinds))
+	for k, v := range t.Kinds {
 		if k != s3Kinds[kindTTFB] {
 			kinds[k] = v
 		}
 	}
-	sec.Kinds = kinds
-	finished := r.finished.Load()
-	started := r.started.Load()
-	return runner.Tick{Second: sec, Started: started, Finished: finished, InFlight: started - finished}
+	t.Kinds = kinds
+	t.Finished = r.finished.Load()
+	t.Started = r.started.Load()
+	t.InFlight = t.Started - t.Finished
+	return t
 }
 
 // draw picks the next op's kind from the mix.

@@ -14,6 +14,7 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/io/diskstats"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
@@ -41,7 +42,10 @@ type stepOutput struct {
 	// Front ends that print their own formats (rados bench) set opened
 	// instead: it sees the session before the run starts and returns what
 	// gets every second (or nil).
-	opened func(engine.Session) func(runner.Tick)
+	opened func(engine.Session) metrics.Subscriber
+	// soFar, if set, sees the run's outcome up to each second
+	// (runner.Options.SoFar).
+	soFar func(*runner.Outcome)
 }
 
 // defaultResults is where commands save their results unless told.
@@ -99,21 +103,32 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 			return nil, errors.Join(usageErr(fmt.Errorf("%s: %w", st.name, err)), sess.Close(context.WithoutCancel(ctx)))
 		}
 	}
-	opts := runner.Options{Seed: st.seed}
+	opts := runner.Options{Seed: st.seed, SoFar: out.soFar}
 	if opts.Seed == 0 {
 		opts.Seed = uint64(time.Now().UnixNano())
 	}
+	var table metrics.Subscriber
 	if out.progress != nil {
 		report.Heading(out.progress, st.name, &st.w)
-		p := report.NewProgress(out.progress)
-		opts.Progress = p.Tick
+		table = report.NewProgress(out.progress).Tick
 	} else if out.summary != nil {
 		report.Heading(out.summary, st.name, &st.w)
 	}
 	if out.opened != nil {
 		if tick := out.opened(sess); tick != nil {
-			opts.Progress = tick
+			table = tick
 		}
+	}
+	var ticks *result.TickLog
+	if st.save != "" {
+		// First in line: a second is on disk before it is printed.
+		if ticks, err = result.CreateTickLog(result.TickLogPath(st.save), time.Now()); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: the tick log: %w", st.name, err), sess.Close(context.WithoutCancel(ctx)))
+		}
+		opts.Subscribers = append(opts.Subscribers, ticks.Tick)
+	}
+	if table != nil {
+		opts.Subscribers = append(opts.Subscribers, table)
 	}
 	if ll, ok := ctx.Value(liveKey{}).(liveLine); ok {
 		label := ll.label
@@ -121,13 +136,7 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 			label += " " + st.name
 		}
 		live := report.NewLive(ll.w, label, time.Duration(st.w.Duration))
-		then := opts.Progress
-		opts.Progress = func(t runner.Tick) {
-			if then != nil {
-				then(t)
-			}
-			live.Tick(t)
-		}
+		opts.Subscribers = append(opts.Subscribers, live.Tick)
 		defer live.Clear()
 	}
 	var state *cluster.Pair
@@ -148,10 +157,16 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 	// our files behind.
 	closeErr := sess.Close(context.WithoutCancel(ctx))
 	if runErr != nil {
+		if ticks != nil {
+			ticks.Discard()
+		}
 		return nil, fmt.Errorf("%s: %w", st.name, runErr)
 	}
-	res, err := result.New(st.name, &st.w, outcome, result.ThisHost())
+	res, err := outcome.Result(st.name, &st.w, result.ThisHost())
 	if err != nil {
+		if ticks != nil {
+			ticks.Discard()
+		}
 		return nil, err
 	}
 	res.Cluster = state
@@ -166,6 +181,9 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 		res.Notes = append(res.Notes, "cleanup failed: "+closeErr.Error())
 	}
 	if st.save != "" {
+		if err := res.Attach(ticks); err != nil {
+			return res, fmt.Errorf("saving the result: %w", err)
+		}
 		if err := res.Save(st.save); err != nil {
 			return res, fmt.Errorf("saving the result: %w", err)
 		}

@@ -15,8 +15,8 @@ import (
 	"github.com/cephbench/cephbench/aggregate"
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/metrics"
-	"github.com/cephbench/cephbench/netbench"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/result/netresult"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -297,16 +297,16 @@ func saveNet(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := netbench.Result{
-		Schema: netbench.Schema, Name: "net-up", Server: "10.0.0.2:5201",
-		Params: netbench.Params{Streams: 4, Duration: spec.Duration(3 * time.Second)},
+	n := netresult.Result{
+		Schema: netresult.Schema, Name: "net-up", Server: "10.0.0.2:5201",
+		Params: netresult.Params{Streams: 4, Duration: spec.Duration(3 * time.Second)},
 		Start:  t0, End: t0.Add(3 * time.Second),
-		Up: &netbench.Throughput{Streams: 4, Receiver: netbench.Count{Bytes: 300 << 20, Seconds: 3, BitsPerSec: 8 * 100 << 20},
+		Up: &netresult.Throughput{Streams: 4, Receiver: netresult.Count{Bytes: 300 << 20, Seconds: 3, BitsPerSec: 8 * 100 << 20},
 			PerSecond: metrics.Stats{Mean: 8 * 100 << 20, Min: 8 * 90 << 20, Max: 8 * 110 << 20, Samples: 3}},
-		RTT: &netbench.RTT{RoundTrips: 1000, Latency: metrics.LatencyOf(h), Histogram: string(enc)},
+		RTT: &netresult.RTT{RoundTrips: 1000, Latency: metrics.LatencyOf(h), Histogram: string(enc)},
 	}
 	for i, mib := range []int64{90, 110, 100} {
-		n.Series = append(n.Series, netbench.Interval{Start: float64(i), End: float64(i + 1), Up: &netbench.IntervalSum{Bytes: mib << 20}})
+		n.Series = append(n.Series, netresult.Interval{Start: float64(i), End: float64(i + 1), Up: &netresult.IntervalSum{Bytes: mib << 20}})
 	}
 	b, err := json.Marshal(n)
 	if err != nil {

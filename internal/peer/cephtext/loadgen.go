@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/metrics"
 )
 
 // LoadGenProgress prints rados load-gen's line a second, "N: throughput=X
@@ -22,7 +22,7 @@ type LoadGenProgress struct {
 func NewLoadGenProgress(w io.Writer) *LoadGenProgress { return &LoadGenProgress{w: w} }
 
 // Tick prints one second's line.
-func (p *LoadGenProgress) Tick(t runner.Tick) {
+func (p *LoadGenProgress) Tick(t metrics.Tick) {
 	for _, k := range t.Second.Kinds {
 		p.completed += k.Bytes
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/cephbench/cephbench/metrics"
-	"github.com/cephbench/cephbench/runner"
 )
 
 // rados load-gen's line, from ../shared/reference/outputs/rados-load-gen.txt:
@@ -28,7 +27,7 @@ func TestLoadGenLines(t *testing.T) {
 		{5.5, 0.47, 1 << 20, 0, 0},  // a partial second: no line
 	} {
 		sec := metrics.Second{T: tk.t, Dur: tk.dur, Kinds: map[string]metrics.KindSecond{"read": {Bytes: tk.read}, "write": {Bytes: tk.write}}}
-		p.Tick(runner.Tick{Second: sec, InFlightBytes: tk.pending})
+		p.Tick(metrics.Tick{Second: sec, InFlightBytes: tk.pending})
 	}
 	want := `    1: throughput=0MB/sec pending data=0
     2: throughput=0.125MB/sec pending data=65536

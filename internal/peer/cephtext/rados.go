@@ -8,7 +8,6 @@ import (
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
-	"github.com/cephbench/cephbench/runner"
 )
 
 // RadosProgress prints rados bench's per-second table, column for column:
@@ -35,8 +34,11 @@ func NewRadosProgress(w io.Writer, opSize int64) *RadosProgress {
 	return &RadosProgress{w: w, opSize: opSize, min: -1}
 }
 
-// Tick prints one second's row.
-func (p *RadosProgress) Tick(t runner.Tick) {
+// Tick prints one second's row; a short final interval gets none.
+func (p *RadosProgress) Tick(t metrics.Tick) {
+	if t.Short {
+		return
+	}
 	p.rows++
 	if p.rows%20 == 0 {
 		fmt.Fprintf(p.w, "%s min lat: %s max lat: %s avg lat: %s\n",

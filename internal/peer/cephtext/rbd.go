@@ -8,7 +8,6 @@ import (
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
-	"github.com/cephbench/cephbench/runner"
 )
 
 // RBDStart prints rbd bench's first line. ioType is read, write or
@@ -45,8 +44,11 @@ func NewRBDProgress(w io.Writer) *RBDProgress {
 	return &RBDProgress{w: w}
 }
 
-// Tick prints one second's row.
-func (p *RBDProgress) Tick(t runner.Tick) {
+// Tick prints one second's row; a short final interval gets none.
+func (p *RBDProgress) Tick(t metrics.Tick) {
+	if t.Short {
+		return
+	}
 	sec := rbdSecond{dur: t.Second.Dur}
 	for _, k := range t.Second.Kinds {
 		sec.ops += k.Ops

@@ -6,7 +6,6 @@ import (
 
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
-	"github.com/cephbench/cephbench/runner"
 )
 
 func TestByteUnitsAreCephs(t *testing.T) {
@@ -28,7 +27,7 @@ func TestRBDLayout(t *testing.T) {
 	for i, ops := range []int64{1000, 2000, 3000, 4000, 5000, 6000} {
 		finished += ops
 		sec := metrics.Second{T: float64(i + 1), Dur: 1, Kinds: map[string]metrics.KindSecond{"read": {Ops: ops, Bytes: ops * 4096}}}
-		p.Tick(runner.Tick{Second: sec, Finished: finished})
+		p.Tick(metrics.Tick{Second: sec, Finished: finished})
 	}
 	want := `bench  type readwrite read:write=70:30 io_size 4096 io_threads 16 bytes 41943040 pattern random
   SEC       OPS   OPS/SEC   BYTES/SEC

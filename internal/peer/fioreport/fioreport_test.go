@@ -49,11 +49,17 @@ var fixture struct {
 }
 
 func runOn(s engine.Session, w *spec.Workload) (*result.Result, error) {
-	o, err := runner.Run(context.Background(), s, w, runner.Options{Seed: 1})
+	var series []metrics.Second
+	keep := func(t metrics.Tick) { series = append(series, t.Second) }
+	o, err := runner.Run(context.Background(), s, w, runner.Options{Seed: 1, Subscribers: []metrics.Subscriber{keep}})
 	if err != nil {
 		return nil, err
 	}
-	return result.New(w.Name, w, o, result.ThisHost())
+	r, err := o.Result(w.Name, w, result.ThisHost())
+	if r != nil {
+		r.Series = series
+	}
+	return r, err
 }
 
 func results(t *testing.T) (async, sync *result.Result) {

@@ -1,0 +1,71 @@
+package metrics
+
+import (
+	"math"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Tick is one closed interval of a run, as its subscribers see it: per op
+// kind the ops, bytes and errors and the interval's latency histogram,
+// and the run's op counts at the interval's end. Op kinds are names; a
+// kind appears from the first interval in which it completed or failed an
+// op.
+type Tick struct {
+	Second
+	// Histograms holds, for each kind in Kinds, the latencies (ns) of the
+	// ops it completed in the interval, tagged with the kind's name and
+	// stamped with the interval's start and end in milliseconds since the
+	// measurement started. They are the collector's and are reused for
+	// the next interval: read them during the call, copy what you keep.
+	Histograms map[string]*hdr.Histogram
+	// Started and Finished count ops since the measurement began;
+	// InFlight is how many are outstanding at the interval's end.
+	Started, Finished, InFlight int64
+	// InFlightBytes is the length of the ops outstanding at the
+	// interval's end, when the workload bounds it (a byte backlog); zero
+	// otherwise.
+	InFlightBytes int64
+	// Short marks a final interval the run's bound cut to under half an
+	// interval: its rates are noise, so per-second tables leave it out,
+	// but it is part of the series, which adds up to the run.
+	Short bool
+}
+
+// Subscriber receives a run's ticks. A run calls its subscribers from one
+// goroutine, one tick at a time in time order, each subscriber in the
+// order given; a subscriber therefore needs no lock for its own state, and
+// one that blocks delays the ticks after it (not the I/O).
+type Subscriber func(Tick)
+
+// rateStats accumulates Stats of a rate one sample at a time (Welford's
+// method), so a run's per-second spread needs no per-second memory.
+type rateStats struct {
+	n               int
+	mean, m2        float64
+	lowest, highest float64
+}
+
+// add counts one sample.
+func (s *rateStats) add(x float64) {
+	s.n++
+	if s.n == 1 {
+		s.lowest, s.highest = x, x
+	}
+	s.lowest, s.highest = min(s.lowest, x), max(s.highest, x)
+	d := x - s.mean
+	s.mean += d / float64(s.n)
+	s.m2 += d * (x - s.mean)
+}
+
+// stats returns what StatsOf returns for the samples added.
+func (s *rateStats) stats() Stats {
+	if s.n == 0 {
+		return Stats{}
+	}
+	st := Stats{Mean: s.mean, Min: s.lowest, Max: s.highest, Samples: s.n}
+	if s.n > 1 {
+		st.Stddev = math.Sqrt(s.m2 / float64(s.n-1))
+	}
+	return st
+}

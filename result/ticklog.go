@@ -1,0 +1,205 @@
+package result
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cephbench/cephbench/metrics"
+)
+
+// A tick log is an HdrHistogram interval log (format version 1.3: any
+// HdrHistogram log reader reads its histograms) with the figures a
+// histogram does not hold in comment lines, which such readers skip. Each
+// interval, in time order, is
+//
+//	#tick t=T dur=D kinds=N
+//	#kind NAME ops=N bytes=N errors=N last_ns=N   ┐ N times, kinds
+//	Tag=NAME,START,LENGTH,MAX,HISTFAAA...         ┘ sorted by name
+//
+// where T is the interval's end and D its length in seconds since the
+// measurement started (Go's shortest float form, read back exactly), and
+// the tagged line is the kind's latency histogram (ns) of the interval,
+// its times in seconds since the measurement started and its maximum in
+// milliseconds, as HdrHistogram logs have them.
+
+// TickLogExt is the extension of a result's tick log.
+const TickLogExt = ".hlog"
+
+// TickLogPath is where the tick log of the result saved at resultPath
+// goes: beside it, its ".json" replaced by TickLogExt.
+func TickLogPath(resultPath string) string {
+	return strings.TrimSuffix(resultPath, ".json") + TickLogExt
+}
+
+// TickLog streams a run's ticks to its interval log: each interval reaches
+// the file (one write) when it closes, so a process killed at any moment
+// leaves every closed interval on disk. Tick is a metrics.Subscriber; it
+// and Close are called from one goroutine.
+type TickLog struct {
+	path string
+	f    *os.File
+	buf  bytes.Buffer
+	lw   *hdr.HistogramLogWriter
+	err  error // the first failure; later ticks are dropped
+}
+
+// CreateTickLog creates the log at path, and its folder, for a run whose
+// measurement started at start, and writes its header.
+func CreateTickLog(path string, start time.Time) (*TickLog, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &TickLog{path: path, f: f}
+	l.lw = hdr.NewHistogramLogWriter(&l.buf)
+	// The writer's methods fail only when their writer does: a
+	// bytes.Buffer does not.
+	_ = l.lw.OutputLogFormatVersion()
+	_ = l.lw.OutputStartTime(start.UnixMilli())
+	_ = l.lw.OutputComment("cephbench tick log: per interval a #tick line, then per op kind a #kind line and its histogram (ns)")
+	_ = l.lw.OutputLegend()
+	l.flush()
+	return l, l.err
+}
+
+// Tick appends one interval to the log.
+func (l *TickLog) Tick(t metrics.Tick) {
+	if l.err != nil {
+		return
+	}
+	names := make([]string, 0, len(t.Kinds))
+	for name := range t.Kinds {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	fmt.Fprintf(&l.buf, "#tick t=%s dur=%s kinds=%d\n", exact(t.T), exact(t.Dur), len(names))
+	for _, name := range names {
+		k := t.Kinds[name]
+		fmt.Fprintf(&l.buf, "#kind %s ops=%d bytes=%d errors=%d last_ns=%d\n", name, k.Ops, k.Bytes, k.Errors, k.LastNs)
+		if err := l.lw.OutputIntervalHistogram(t.Histograms[name]); err != nil {
+			l.err = fmt.Errorf("the %s histogram at %gs: %w", name, t.T, err)
+			return
+		}
+	}
+	l.flush()
+}
+
+// flush writes what the buffer holds, one write per interval.
+func (l *TickLog) flush() {
+	if _, err := l.f.Write(l.buf.Bytes()); err != nil && l.err == nil {
+		l.err = err
+	}
+	l.buf.Reset()
+}
+
+// Close closes the file and returns the first failure to write it.
+func (l *TickLog) Close() error {
+	return errors.Join(l.err, l.f.Close())
+}
+
+// Attach closes l and makes it r's tick log, to be saved beside r: r
+// names it, and has its series read back from it as Load would.
+func (r *Result) Attach(l *TickLog) error {
+	if err := l.Close(); err != nil {
+		return fmt.Errorf("writing the tick log: %w", err)
+	}
+	series, err := ReadTickLog(l.path)
+	if err != nil {
+		return err
+	}
+	r.TickLog, r.Series = filepath.Base(l.path), series
+	return nil
+}
+
+// Discard closes l and removes its file, for a run that made no result.
+func (l *TickLog) Discard() {
+	_ = l.Close() // its content is unwanted
+	_ = os.Remove(l.path)
+}
+
+func exact(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// ReadTickLog reads a tick log back into the series it was written from.
+// A final interval cut short by the end of the file (the process died
+// while writing it) is left out.
+func ReadTickLog(path string) ([]metrics.Second, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	series, err := readTicks(bufio.NewReader(f))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return series, nil
+}
+
+func readTicks(r *bufio.Reader) ([]metrics.Second, error) {
+	series := []metrics.Second{}
+	var sec *metrics.Second // the interval being read
+	var want int            // its kinds
+	var kind string         // the kind whose histogram comes next
+	var counts [4]int64     // its ops, bytes, errors, last_ns
+	complete := func() bool { return sec == nil || (len(sec.Kinds) == want && kind == "") }
+	for n := 1; ; n++ {
+		line, err := r.ReadString('\n')
+		if errors.Is(err, io.EOF) {
+			break // a line without its newline is a write cut short
+		}
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "#tick "):
+			if !complete() {
+				return nil, fmt.Errorf("line %d: an interval with %d of its %d kinds", n, len(sec.Kinds), want)
+			}
+			if sec != nil {
+				series = append(series, *sec)
+			}
+			sec = &metrics.Second{Kinds: map[string]metrics.KindSecond{}}
+			if _, err := fmt.Sscanf(line, "#tick t=%g dur=%g kinds=%d", &sec.T, &sec.Dur, &want); err != nil {
+				return nil, fmt.Errorf("line %d: %q: %w", n, line, err)
+			}
+		case strings.HasPrefix(line, "#kind "):
+			if sec == nil || kind != "" {
+				return nil, fmt.Errorf("line %d: a kind out of place", n)
+			}
+			if _, err := fmt.Sscanf(line, "#kind %s ops=%d bytes=%d errors=%d last_ns=%d", &kind, &counts[0], &counts[1], &counts[2], &counts[3]); err != nil {
+				return nil, fmt.Errorf("line %d: %q: %w", n, line, err)
+			}
+		case strings.HasPrefix(line, "Tag="):
+			tag, fields, _ := strings.Cut(strings.TrimPrefix(line, "Tag="), ",")
+			parts := strings.Split(fields, ",")
+			if tag != kind || len(parts) != 4 {
+				return nil, fmt.Errorf("line %d: a histogram tagged %q where %q's was due", n, tag, kind)
+			}
+			h, err := hdr.Decode([]byte(parts[3]))
+			if err != nil {
+				return nil, fmt.Errorf("line %d: the %s histogram: %w", n, kind, err)
+			}
+			sec.Kinds[kind] = metrics.NewKindSecond(counts[0], counts[1], counts[2], counts[3], h)
+			kind = ""
+		}
+	}
+	if sec != nil && complete() {
+		series = append(series, *sec)
+	}
+	return series, nil
+}

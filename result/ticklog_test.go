@@ -1,0 +1,155 @@
+package result
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cephbench/cephbench/metrics"
+)
+
+// writeTicks logs n intervals of a collector whose reads start in the
+// second one, the last interval 0.3s long, and returns the series the
+// ticks carried.
+func writeTicks(t *testing.T, path string, n int) []metrics.Second {
+	t.Helper()
+	l, err := CreateTickLog(path, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := metrics.NewCollector([]string{"read", "write", "get-ttfb"})
+	rec := c.NewRecorder()
+	var want []metrics.Second
+	var elapsed time.Duration
+	for i := range n {
+		for j := range 100 * (i + 1) {
+			rec.Record(1, time.Duration(j+1)*7*time.Microsecond, 4096, time.Duration(j))
+			if i > 0 {
+				rec.Record(0, time.Duration(j+1)*3*time.Microsecond, 1<<20, time.Duration(j))
+			}
+		}
+		rec.RecordError(1, "EIO")
+		elapsed += time.Second + time.Duration(i)*time.Microsecond
+		if i == n-1 {
+			elapsed += 300*time.Millisecond - time.Second
+		}
+		tk := c.Tick(elapsed)
+		want = append(want, tk.Second)
+		l.Tick(tk)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// The log gives back exactly the series it was written from, and an
+// HdrHistogram log reader reads its histograms.
+func TestTickLogReadsBackTheSeries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.hlog")
+	want := writeTicks(t, path, 5)
+	got, err := ReadTickLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %+v\nwritten %+v", got, want)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lr := hdr.NewHistogramLogReader(f)
+	var tags []string
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			break
+		}
+		tags = append(tags, h.Tag())
+	}
+	if len(tags) != 9 || tags[0] != "write" || tags[1] != "read" {
+		t.Errorf("an HdrHistogram reader sees the histograms %v; want write, then read and write each second after", tags)
+	}
+}
+
+// A log whose last interval was cut short (the process died while writing
+// it) reads back without it; a log damaged before its end is refused.
+func TestTickLogCutShort(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.hlog")
+	want := writeTicks(t, path, 3)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := strings.LastIndex(string(b), "#tick")
+	for _, cut := range []int{last + 3, len(b) - 10, len(b) - 1} {
+		if err := os.WriteFile(path, b[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadTickLog(path)
+		if err != nil || !reflect.DeepEqual(got, want[:2]) {
+			t.Errorf("cut at %d of %d: %d intervals, %v; want the first 2", cut, len(b), len(got), err)
+		}
+	}
+	damaged := strings.Replace(string(b), "#kind read", "#kind write", 1)
+	if err := os.WriteFile(path, []byte(damaged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadTickLog(path); err == nil {
+		t.Error("a log with a histogram under the wrong kind was read")
+	}
+}
+
+// Load reads the series from the tick log a result names, and from the
+// JSON of a result without one; Save writes no series beside a log.
+func TestLoadReadsTheSeries(t *testing.T) {
+	dir := t.TempDir()
+	want := writeTicks(t, filepath.Join(dir, "new.hlog"), 4)
+	r := &Result{Schema: Schema, Name: "new", TickLog: "new.hlog", Series: want}
+	if err := r.Save(filepath.Join(dir, "new.json")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "new.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"series"`) || !strings.Contains(string(b), `"tick_log": "new.hlog"`) {
+		t.Errorf("saved %s; want the tick log named and no series", b)
+	}
+	back, err := Load(filepath.Join(dir, "new.json"))
+	if err != nil || !reflect.DeepEqual(back.Series, want) {
+		t.Errorf("loaded %+v, %v", back, err)
+	}
+	old := `{"schema":"cephbench.result/v1","name":"old","series":[{"t":1,"dur":1,"kinds":{"read":{"ops":7,"bytes":28672,"mean_ns":5,"max_ns":9,"percentiles_ns":null,"last_ns":9}}}]}`
+	if err := os.WriteFile(filepath.Join(dir, "old.json"), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err = Load(filepath.Join(dir, "old.json"))
+	if err != nil || len(back.Series) != 1 || back.Series[0].Kinds["read"].Ops != 7 {
+		t.Errorf("an older result loaded as %+v, %v", back, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "new.hlog")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(filepath.Join(dir, "new.json")); err == nil {
+		t.Error("a result whose tick log is gone loaded")
+	}
+}
+
+func TestTickLogPath(t *testing.T) {
+	for in, want := range map[string]string{"a/RESULT.json": "a/RESULT.hlog", "a/b.out": "a/b.out.hlog"} {
+		if got := TickLogPath(in); got != want {
+			t.Errorf("TickLogPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
