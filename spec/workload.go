@@ -30,7 +30,7 @@ func ParseTarget(s string) (Target, error) {
 	}
 	scheme, loc, ok := strings.Cut(s, "://")
 	if !ok {
-		return Target{Scheme: "file", Location: s}, nil
+		return Target{Scheme: pathScheme, Location: s}, nil
 	}
 	if scheme == "" || strings.ContainsAny(scheme, "/ ") {
 		return Target{}, fmt.Errorf("invalid target %q: bad scheme", s)
@@ -38,8 +38,20 @@ func ParseTarget(s string) (Target, error) {
 	return Target{Scheme: strings.ToLower(scheme), Location: loc}, nil
 }
 
+// pathScheme is the scheme of a target written as a bare path.
+const pathScheme = "file"
+
 // String is the inverse of ParseTarget.
 func (t Target) String() string { return t.Scheme + "://" + t.Location }
+
+// Short is the shortest string ParseTarget reads back as t: a local path
+// without its scheme, as users write it.
+func (t Target) Short() string {
+	if t.Scheme == pathScheme && t.Location != "" && !strings.Contains(t.Location, "://") {
+		return t.Location
+	}
+	return t.String()
+}
 
 // Workload is one benchmark step: what to do, how much of it, how
 // concurrently and for how long. The zero value of each optional field

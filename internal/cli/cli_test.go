@@ -230,3 +230,26 @@ func TestHelpStatesEachDefaultOnce(t *testing.T) {
 	}
 	walk(nil, newRoot(Env{Stdout: io.Discard, Stderr: io.Discard}))
 }
+
+// The quick plan picks its steps by what a target's engine says the target
+// is: file:// is the local directory a bare path is, and a target of no
+// kind is refused with the kinds there are.
+func TestQuickPlanStepsAreChosenByTheEngine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	code, stdout, stderr := cephbench(t, context.Background(), "run", "--target", "file://"+dir, "--duration", "1s", "--dry-run")
+	if code != 0 {
+		t.Fatalf("dry run of the quick plan on file://%s: exit %d: %s", dir, code, stderr)
+	}
+	for _, want := range []string{"objects-write-4M", "--target dirobj://" + dir, "file-randread-4K", "--target " + dir + " "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the quick plan on file://%s lacks %q:\n%s", dir, want, stdout)
+		}
+	}
+	code, stdout, stderr = cephbench(t, context.Background(), "run", "--target", "null://", "--duration", "1s")
+	wantUsageError(t, "quick plan on null://", code, stdout, stderr)
+	for _, want := range []string{"runs on a local directory", "s3://BUCKET[/PREFIX]", "not on null://"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("refusing the quick plan on null://: %q lacks %q", stderr, want)
+		}
+	}
+}
