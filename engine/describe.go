@@ -28,6 +28,16 @@ const (
 	KindSharedFilesystem
 )
 
+var kindNames = [...]string{"other", "objects", "block image", "local directory", "shared filesystem"}
+
+// String names the kind: "objects", "block image" and so on.
+func (k Kind) String() string {
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind%d", int(k))
+}
+
 // Description is what an engine declares about its targets when it
 // registers, so that nothing outside the engine's own folder needs to know
 // its scheme. The zero value declares nothing optional.

@@ -78,6 +78,17 @@ const (
 	Objects
 )
 
+// String returns "blocks" or "objects".
+func (l Layout) String() string {
+	switch l {
+	case Blocks:
+		return "blocks"
+	case Objects:
+		return "objects"
+	}
+	return fmt.Sprintf("layout%d", int(l))
+}
+
 // Geometry is what a session knows of its target after Open.
 type Geometry struct {
 	Layout Layout
