@@ -53,6 +53,10 @@ type Description struct {
 	// (before any '?'), which plans offer as variables: {"pool", "image"}
 	// makes rbd://bench/img give ${pool} bench and ${image} img.
 	LocationNames []string
+	// Creates, if set, reports whether a target so located is one the
+	// engine creates at the workload's file size (rbd's create=true),
+	// rather than one that exists with its own size and data.
+	Creates func(location string) bool
 	// LocalDisks says the location is a path on this host, so the block
 	// devices under it can be watched during a run (fio's disk stats).
 	LocalDisks bool

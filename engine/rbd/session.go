@@ -47,7 +47,11 @@ func init() {
 	engine.Register("rbd", engine.Typed(Open), engine.Description{
 		Syntax: "rbd://POOL/IMAGE", Layout: engine.Blocks, Kind: engine.KindBlockImage,
 		LocationNames: []string{"pool", "image"},
-		Cleaner:       func(_ context.Context, t spec.Target) error { return cleanKept(t) },
+		Creates: func(location string) bool {
+			t, err := ParseTarget(location)
+			return err == nil && t.Create
+		},
+		Cleaner: func(_ context.Context, t spec.Target) error { return cleanKept(t) },
 	})
 }
 

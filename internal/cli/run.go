@@ -312,7 +312,7 @@ func quickSteps(r *planRun, t spec.Target, dur spec.Duration) ([]step, error) {
 	case engine.KindObjects:
 		steps = objectSteps(t, dur, quickObjectBudget)
 	case engine.KindBlockImage:
-		creates := strings.Contains(t.Location, "create=true")
+		creates := d.Creates != nil && d.Creates(t.Location)
 		size := uint64(0) // the whole image
 		if creates {
 			size = quickFileSize
