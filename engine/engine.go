@@ -78,6 +78,17 @@ const (
 	Objects
 )
 
+// String returns "blocks" or "objects".
+func (l Layout) String() string {
+	switch l {
+	case Blocks:
+		return "blocks"
+	case Objects:
+		return "objects"
+	}
+	return fmt.Sprintf("layout%d", int(l))
+}
+
 // Geometry is what a session knows of its target after Open.
 type Geometry struct {
 	Layout Layout
@@ -249,27 +260,24 @@ func IsUsage(err error) bool {
 
 var (
 	registryMu sync.RWMutex
-	registry   = map[string]Engine{}
-	cleaners   = map[string]Cleaner{}
+	registry   = map[string]registered{}
 )
+
+type registered struct {
+	engine Engine
+	desc   Description
+}
 
 // Cleaner removes what kept writes left at a target, as recorded by the
 // target's benchmark metadata (rados bench's benchmark_last_metadata or its
 // equivalent), and the metadata itself: never anything else.
 type Cleaner func(ctx context.Context, t spec.Target) error
 
-// RegisterCleaner sets the cleaner of a scheme's targets.
-func RegisterCleaner(scheme string, c Cleaner) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	cleaners[scheme] = c
-}
-
 // CleanKept runs the cleaner of t's scheme; schemes without one keep
 // nothing between sessions, so there is nothing to do.
 func CleanKept(ctx context.Context, t spec.Target) error {
 	registryMu.RLock()
-	c := cleaners[t.Scheme]
+	c := registry[t.Scheme].desc.Cleaner
 	registryMu.RUnlock()
 	if c == nil {
 		return nil
@@ -277,26 +285,39 @@ func CleanKept(ctx context.Context, t spec.Target) error {
 	return c(ctx, t)
 }
 
-// Register makes an engine available for a scheme. It panics on a duplicate
-// scheme, which is a programming error found at init.
-func Register(scheme string, e Engine) {
+// Register makes an engine available for a scheme, with what it declares
+// about its targets. It panics on a duplicate scheme, which is a
+// programming error found at init.
+func Register(scheme string, e Engine, d Description) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	if _, dup := registry[scheme]; dup {
 		panic("engine: duplicate scheme " + scheme)
 	}
-	registry[scheme] = e
+	registry[scheme] = registered{engine: e, desc: d}
 }
 
 // Lookup returns the engine for a scheme, or a *UsageError listing the
 // known schemes.
 func Lookup(scheme string) (Engine, error) {
+	r, err := lookup(scheme)
+	return r.engine, err
+}
+
+// Describe returns what the engine of a scheme declared when it
+// registered, or the *UsageError of Lookup.
+func Describe(scheme string) (Description, error) {
+	r, err := lookup(scheme)
+	return r.desc, err
+}
+
+func lookup(scheme string) (registered, error) {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	if e, ok := registry[scheme]; ok {
-		return e, nil
+	if r, ok := registry[scheme]; ok {
+		return r, nil
 	}
-	return nil, Usagef("unknown target scheme %q (known: %v)", scheme, schemesLocked())
+	return registered{}, Usagef("unknown target scheme %q (known: %v)", scheme, schemesLocked())
 }
 
 // Schemes lists the registered schemes in order.
@@ -315,11 +336,15 @@ func schemesLocked() []string {
 	return s
 }
 
-// Open looks up the engine for w's target scheme and opens it.
+// Open looks up the engine for w's target scheme, checks w against what
+// the engine declared (a *UsageError, before any I/O), and opens it.
 func Open(ctx context.Context, w *spec.Workload) (Session, error) {
-	e, err := Lookup(w.Target.Scheme)
+	r, err := lookup(w.Target.Scheme)
 	if err != nil {
 		return nil, err
 	}
-	return e.Open(ctx, w)
+	if err := r.desc.Check(w); err != nil {
+		return nil, err
+	}
+	return r.engine.Open(ctx, w)
 }

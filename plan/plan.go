@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -390,29 +392,39 @@ func stepTargets(p *Plan, st Step, targets map[string]Target) ([]Target, error) 
 	return []Target{{}}, nil
 }
 
-// targetVars are the variables each target gives a step.
-var targetVars = []string{"target", "target_name", "path", "pool", "image"}
+// targetVars are the variables every target gives a step.
+var targetVars = []string{"target", "target_name", "path"}
 
-// usesTarget says whether s uses a target's variable: one of targetVars
-// that the plan does not define itself (a plan's own ${pool} is its own).
+// usesTarget says whether s uses a target's variable: one of targetVars,
+// or a part of a location that an engine names, that the plan does not
+// define itself (a plan's own ${pool} is its own).
 func usesTarget(s string, planVars map[string]string) bool {
 	for _, m := range varRef.FindAllStringSubmatch(s, -1) {
 		if _, own := planVars[m[1]]; own {
 			continue
 		}
-		for _, v := range targetVars {
-			if m[1] == v {
-				return true
-			}
+		if slices.Contains(targetVars, m[1]) || slices.Contains(locationNames(), m[1]) {
+			return true
 		}
 	}
 	return false
 }
 
+// locationNames are the names the registered engines give the parts of
+// their targets' locations.
+func locationNames() []string {
+	var names []string
+	for _, scheme := range engine.Schemes() {
+		d, _ := engine.Describe(scheme)
+		names = append(names, d.LocationNames...)
+	}
+	return names
+}
+
 // withTarget adds t's variables: target (as written), target_name, path
-// (the location: a directory, file, device or CephFS path), pool and image
-// (of rados:// and rbd:// targets); the plan's own variables of the same
-// names win.
+// (the location: a directory, file, device or CephFS path), and the parts
+// of the location its engine names (pool and image of rbd://POOL/IMAGE);
+// the plan's own variables of the same names win.
 func withTarget(vars map[string]string, t Target) map[string]string {
 	if t.Target == "" {
 		return vars
@@ -421,9 +433,13 @@ func withTarget(vars map[string]string, t Target) map[string]string {
 	tt, _ := spec.ParseTarget(t.Target)
 	loc, _, _ := strings.Cut(tt.Location, "?")
 	out["path"] = loc
-	if tt.Scheme == "rados" || tt.Scheme == "rbd" {
-		pool, image, _ := strings.Cut(loc, "/")
-		out["pool"], out["image"] = pool, image
+	if d, err := engine.Describe(tt.Scheme); err == nil {
+		parts := strings.SplitN(loc, "/", len(d.LocationNames)+1)
+		for i, name := range d.LocationNames {
+			if i < len(parts) {
+				out[name] = parts[i]
+			}
+		}
 	}
 	for k, v := range vars {
 		out[k] = v

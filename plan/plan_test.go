@@ -1,11 +1,15 @@
 package plan
 
 import (
+	"context"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/spec"
 )
 
 const sample = `
@@ -173,5 +177,47 @@ func TestTheDocumentedExamplePlanExpands(t *testing.T) {
 	// 3 steps x 3 targets x 3 repeats.
 	if len(items) != 27 || items[26].ID != "randread-4K @local #3" {
 		t.Errorf("%d steps, the last %q", len(items), items[len(items)-1].ID)
+	}
+}
+
+// The variables of a target's location are those its engine names.
+func init() {
+	engine.Register("planimage", engine.Func(func(context.Context, *spec.Workload) (engine.Session, error) {
+		return nil, engine.Usagef("not opened by plans")
+	}), engine.Description{Syntax: "planimage://POOL/IMAGE", LocationNames: []string{"pool", "image"}})
+}
+
+func TestTargetLocationVariablesAreTheEngines(t *testing.T) {
+	const src = `
+name: x
+targets:
+  - {name: a, target: "planimage://bench/disk1?create=true"}
+  - {name: b, target: "planimage://other/disk2"}
+steps:
+  - name: tool
+    run: tool ${pool} ${image} ${path}
+cleanup:
+  - forget ${image}
+`
+	p, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expanded, err := p.Expand(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, it := range expanded.Items {
+		lines = append(lines, strings.Join(it.Args, " "))
+	}
+	for _, c := range expanded.Cleanup {
+		lines = append(lines, strings.Join(c, " "))
+	}
+	// A step or cleanup line that uses ${pool} or ${image} runs once per
+	// target, with the parts the target's engine names.
+	want := []string{"tool bench disk1 bench/disk1", "tool other disk2 other/disk2", "forget disk1", "forget disk2"}
+	if !reflect.DeepEqual(lines, want) {
+		t.Errorf("command lines %q; want %q", lines, want)
 	}
 }

@@ -73,6 +73,25 @@ func TestParseTarget(t *testing.T) {
 	}
 }
 
+func TestTargetShortReadsBack(t *testing.T) {
+	for _, tc := range []struct {
+		t    Target
+		want string
+	}{
+		{Target{"file", "/data/x"}, "/data/x"},
+		{Target{"file", "./x"}, "./x"},
+		{Target{"file", "a://b"}, "file://a://b"},
+		{Target{"dirobj", "./objs"}, "dirobj://./objs"},
+		{Target{"null", ""}, "null://"},
+	} {
+		got := tc.t.Short()
+		back, err := ParseTarget(got)
+		if got != tc.want || err != nil || back != tc.t {
+			t.Errorf("%+v.Short() = %q, read back as %+v, %v; want %q", tc.t, got, back, err, tc.want)
+		}
+	}
+}
+
 func valid() Workload {
 	return Workload{
 		Target: Target{"null", ""}, Pattern: Random, ReadPercent: 50,

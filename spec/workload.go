@@ -30,7 +30,7 @@ func ParseTarget(s string) (Target, error) {
 	}
 	scheme, loc, ok := strings.Cut(s, "://")
 	if !ok {
-		return Target{Scheme: "file", Location: s}, nil
+		return Target{Scheme: pathScheme, Location: s}, nil
 	}
 	if scheme == "" || strings.ContainsAny(scheme, "/ ") {
 		return Target{}, fmt.Errorf("invalid target %q: bad scheme", s)
@@ -38,8 +38,20 @@ func ParseTarget(s string) (Target, error) {
 	return Target{Scheme: strings.ToLower(scheme), Location: loc}, nil
 }
 
+// pathScheme is the scheme of a target written as a bare path.
+const pathScheme = "file"
+
 // String is the inverse of ParseTarget.
 func (t Target) String() string { return t.Scheme + "://" + t.Location }
+
+// Short is the shortest string ParseTarget reads back as t: a local path
+// without its scheme, as users write it.
+func (t Target) Short() string {
+	if t.Scheme == pathScheme && t.Location != "" && !strings.Contains(t.Location, "://") {
+		return t.Location
+	}
+	return t.String()
+}
 
 // Workload is one benchmark step: what to do, how much of it, how
 // concurrently and for how long. The zero value of each optional field
@@ -117,13 +129,15 @@ type Workload struct {
 
 	// FilePrefix names the per-worker files of a directory target
 	// PREFIX.N.0, as fio names a job's JOBNAME.N.0; empty means
-	// cephbench.N.dat. File targets only.
+	// cephbench.N.dat. Only engines that declare file prefixes take it,
+	// which engine.Open checks.
 	FilePrefix string `json:"file_prefix,omitempty"`
 
 	// IOEngine is how a file target is driven: "" or "psync" (one blocking
 	// pread/pwrite per op and slot), "libaio" or "io_uring" (QueueDepth
 	// ops in flight on one file descriptor per worker, in the kernel).
-	// Other targets take only "".
+	// Which values a target takes is its engine's to declare, and
+	// engine.Open checks it; others take only "".
 	IOEngine string `json:"io_engine,omitempty"`
 
 	Direct bool `json:"direct,omitempty"` // O_DIRECT where the engine has it
@@ -147,7 +161,8 @@ func (w *Workload) EffectiveObjectSize() Size {
 }
 
 // Validate reports the first problem with the workload as an error that
-// names the field, or nil. It does no I/O.
+// names the field, or nil. It does no I/O. What depends on the target's
+// engine (its I/O engines, file prefixes) engine.Open checks.
 func (w *Workload) Validate() error {
 	switch {
 	case w.Target.Scheme == "":
@@ -204,12 +219,6 @@ func (w *Workload) Validate() error {
 		return errors.New("a rate in operations and one in bytes: pace by one of them")
 	case w.MaxBacklog < 0:
 		return fmt.Errorf("invalid backlog %d: negative", w.MaxBacklog)
-	case w.IOEngine != "" && w.IOEngine != "psync" && w.IOEngine != "libaio" && w.IOEngine != "io_uring":
-		return fmt.Errorf("invalid I/O engine %q (want psync, libaio or io_uring)", w.IOEngine)
-	case w.IOEngine != "" && w.Target.Scheme != "file":
-		return fmt.Errorf("I/O engine %s drives files and block devices, not %s:// targets", w.IOEngine, w.Target.Scheme)
-	case w.FilePrefix != "" && w.Target.Scheme != "file":
-		return fmt.Errorf("a file prefix names files in a directory, not in %s:// targets", w.Target.Scheme)
 	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":
 		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
 	case w.Direct && (w.BlockSize%512 != 0 || w.MinBlockSize%512 != 0):

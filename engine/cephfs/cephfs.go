@@ -29,8 +29,10 @@ import (
 const markAttr = "user.cephbench"
 
 func init() {
-	engine.Register("cephfs", engine.Typed(Open))
-	engine.RegisterCleaner("cephfs", func(_ context.Context, t spec.Target) error { return cleanKept(t) })
+	engine.Register("cephfs", engine.Typed(Open), engine.Description{
+		Syntax: "cephfs://[FS]/PATH", Layout: engine.Blocks, Kind: engine.KindSharedFilesystem,
+		Cleaner: func(_ context.Context, t spec.Target) error { return cleanKept(t) },
+	})
 }
 
 // Target is a parsed cephfs:// location.

@@ -42,8 +42,10 @@ const MetadataName = "benchmark_last_metadata"
 const directAlignment = 4096
 
 func init() {
-	engine.Register("dirobj", engine.Typed(Open))
-	engine.RegisterCleaner("dirobj", func(_ context.Context, t spec.Target) error { return Cleanup(t.Location) })
+	engine.Register("dirobj", engine.Typed(Open), engine.Description{
+		Syntax: "dirobj://DIR", Layout: engine.Objects, DirectFallback: true,
+		Cleaner: func(_ context.Context, t spec.Target) error { return Cleanup(t.Location) },
+	})
 }
 
 // Metadata describes the objects of the last kept write in a directory.
@@ -131,7 +133,10 @@ type Session struct {
 	createdDirs []string
 }
 
-var _ engine.Session = (*Session)(nil)
+var (
+	_ engine.Session          = (*Session)(nil)
+	_ engine.BufferedFallback = (*Session)(nil)
+)
 
 // Open opens the directory w.Target.Location for w. A workload that only
 // reads opens the objects of the last kept write there; one that also

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -86,6 +87,10 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("BadTarget", func(t *testing.T) { testBadTarget(t, cfg) })
 	t.Run("EmptyRead", func(t *testing.T) { testEmptyRead(t, cfg) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceledContext(t, cfg) })
+	t.Run("Declared", func(t *testing.T) { testDeclared(t, cfg) })
+	t.Run("Sync", func(t *testing.T) { testSync(t, cfg) })
+	t.Run("Payload", func(t *testing.T) { testPayload(t, cfg) })
+	t.Run("CleanKept", func(t *testing.T) { testCleanKept(t, cfg) })
 }
 
 func (cfg Config) workload(t *testing.T, target spec.Target, readPercent int, keep bool) *spec.Workload {
@@ -159,6 +164,19 @@ func tryOpen(t *testing.T, cfg Config, w *spec.Workload) (*session, error) {
 	return ts, nil
 }
 
+// openImplementing opens a session for a workload of half reads on a fresh
+// target, and skips the test unless the session implements I.
+func openImplementing[I any](t *testing.T, cfg Config) (*session, I) {
+	t.Helper()
+	s := open(t, cfg, cfg.workload(t, cfg.NewTarget(t), 50, false))
+	i, ok := s.Session.(I)
+	if !ok {
+		s.close()
+		t.Skipf("the session does not implement %v", reflect.TypeFor[I]())
+	}
+	return s, i
+}
+
 func (s *session) close() {
 	s.t.Helper()
 	s.closed = true
@@ -179,11 +197,28 @@ func (s *session) blocksPerObject() int {
 	return int(s.w.EffectiveObjectSize() / s.w.BlockSize)
 }
 
-// op makes an op addressing the suite's block number i: block layouts
-// spread blocks over every file, object layouts fill object after object.
+// op makes an op addressing the suite's block number i (see place), with
+// the suite's data to write, or a buffer a read must overwrite.
 func (s *session) op(kind engine.OpKind, i int) *engine.Op {
 	s.t.Helper()
 	op := &engine.Op{Kind: kind, Buf: buffer(int(s.w.BlockSize), s.geo.Alignment)}
+	s.place(op, i)
+	if kind == engine.Write {
+		workload.Fill(op.Buf)
+		workload.Stamp(op)
+	} else {
+		// An engine that does not fill the buffer fails verification.
+		for j := range op.Buf {
+			op.Buf[j] = 0xa5
+		}
+	}
+	return op
+}
+
+// place addresses op to the suite's block number i: block layouts spread
+// blocks over every file, object layouts fill object after object.
+func (s *session) place(op *engine.Op, i int) {
+	s.t.Helper()
 	bs := int64(s.w.BlockSize)
 	switch s.geo.Layout {
 	case engine.Blocks:
@@ -198,16 +233,6 @@ func (s *session) op(kind engine.OpKind, i int) *engine.Op {
 		op.Object = int64(i / per)
 		op.Offset = int64(i%per) * bs
 	}
-	if kind == engine.Write {
-		workload.Fill(op.Buf)
-		workload.Stamp(op)
-	} else {
-		// An engine that does not fill the buffer fails verification.
-		for j := range op.Buf {
-			op.Buf[j] = 0xa5
-		}
-	}
-	return op
 }
 
 func (s *session) describe(op *engine.Op) string {
@@ -434,12 +459,7 @@ func reapAll(t *testing.T, q engine.Queue, want []*engine.Op, batch int) {
 }
 
 func testAsync(t *testing.T, cfg Config) {
-	s := open(t, cfg, cfg.workload(t, cfg.NewTarget(t), 50, false))
-	as, ok := s.Session.(engine.AsyncSession)
-	if !ok {
-		s.close()
-		t.Skip("the session does not implement engine.AsyncSession")
-	}
+	s, as := openImplementing[engine.AsyncSession](t, cfg)
 	const depth = 4
 	q, err := as.NewQueue(depth)
 	if err != nil {
@@ -495,12 +515,8 @@ func testAsync(t *testing.T, cfg Config) {
 }
 
 func testStaging(t *testing.T, cfg Config) {
-	s := open(t, cfg, cfg.workload(t, cfg.NewTarget(t), 50, false))
+	s, as := openImplementing[engine.AsyncSession](t, cfg)
 	defer s.close()
-	as, ok := s.Session.(engine.AsyncSession)
-	if !ok {
-		t.Skip("the session does not implement engine.AsyncSession")
-	}
 	const depth = 4
 	q, err := as.NewQueue(depth)
 	if err != nil {

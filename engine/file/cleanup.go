@@ -1,7 +1,6 @@
 package file
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,14 +8,7 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/spec"
 )
-
-func init() {
-	engine.RegisterCleaner("file", func(_ context.Context, t spec.Target) error { return cleanKept(t.Location) })
-}
 
 // cleanKept removes what cephbench laid out and kept (--keep) at path:
 // path itself if it is a regular file carrying cephbench's mark, or, in a

@@ -14,12 +14,16 @@ import (
 // The suite builds its own workloads; a scheme of this test's, "file+" and
 // the mechanism, opens the file engine with the workload's IOEngine set.
 func init() {
+	desc, err := engine.Describe("file")
+	if err != nil {
+		panic(err)
+	}
 	for _, mech := range []string{kaio.LibAIO, kaio.IOURing} {
 		engine.Register("file+"+mech, engine.Func(func(ctx context.Context, w *spec.Workload) (engine.Session, error) {
 			fw := *w
 			fw.Target.Scheme, fw.IOEngine = "file", mech
 			return engine.Open(ctx, &fw)
-		}))
+		}), desc)
 	}
 }
 

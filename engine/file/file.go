@@ -33,7 +33,14 @@ import (
 	"github.com/cephbench/cephbench/spec"
 )
 
-func init() { engine.Register("file", engine.Func(open)) }
+func init() {
+	engine.Register("file", engine.Func(open), engine.Description{
+		Syntax: "PATH", Layout: engine.Blocks, Kind: engine.KindLocalDirectory,
+		LocalDisks: true, DirectFallback: true, FilePrefix: true,
+		IOEngines: []string{"psync", kaio.LibAIO, kaio.IOURing},
+		Cleaner:   func(_ context.Context, t spec.Target) error { return cleanKept(t.Location) },
+	})
+}
 
 // directAlign is the buffer alignment asked for under O_DIRECT: the page
 // size, which satisfies every filesystem and the devices whose logical
@@ -54,7 +61,10 @@ type Session struct {
 	fallback bool
 }
 
-var _ engine.Syncer = (*Session)(nil)
+var (
+	_ engine.Syncer           = (*Session)(nil)
+	_ engine.BufferedFallback = (*Session)(nil)
+)
 
 // Geometry returns the Blocks layout: one file per worker for a directory
 // target, otherwise one; Size is the file size rounded down to a whole

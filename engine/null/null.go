@@ -16,7 +16,9 @@ import (
 // large enough that block offsets spread like on a real device.
 const defaultSize = 1 << 30
 
-func init() { engine.Register("null", engine.Func(open)) }
+func init() {
+	engine.Register("null", engine.Func(open), engine.Description{Syntax: "null://", Layout: engine.Blocks})
+}
 
 func open(_ context.Context, w *spec.Workload) (engine.Session, error) {
 	size := int64(w.FileSize)

@@ -20,17 +20,23 @@ import (
 )
 
 func init() {
-	engine.Register("rados", engine.Typed(Open))
-	engine.RegisterCleaner("rados", func(ctx context.Context, t spec.Target) error {
-		rt, err := ParseTarget(t.Location)
-		if err != nil {
-			return err
-		}
-		if _, err = CleanupTarget(ctx, rt, ""); errors.Is(err, errNoMetadata) {
-			return nil
-		}
-		return err
+	engine.Register("rados", engine.Typed(Open), engine.Description{
+		Syntax: "rados://POOL", Layout: engine.Objects, Kind: engine.KindObjects,
+		LocationNames: []string{"pool"}, Cleaner: cleanKept,
 	})
+}
+
+// cleanKept removes the objects of the last kept write at t, which its
+// metadata object records, and that object.
+func cleanKept(ctx context.Context, t spec.Target) error {
+	rt, err := ParseTarget(t.Location)
+	if err != nil {
+		return err
+	}
+	if _, err = CleanupTarget(ctx, rt, ""); errors.Is(err, errNoMetadata) {
+		return nil
+	}
+	return err
 }
 
 // Session is an open pool. Do, Geometry, NewQueue, FillWrite and CheckRead

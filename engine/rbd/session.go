@@ -44,8 +44,15 @@ const (
 )
 
 func init() {
-	engine.Register("rbd", engine.Typed(Open))
-	engine.RegisterCleaner("rbd", func(_ context.Context, t spec.Target) error { return cleanKept(t) })
+	engine.Register("rbd", engine.Typed(Open), engine.Description{
+		Syntax: "rbd://POOL/IMAGE", Layout: engine.Blocks, Kind: engine.KindBlockImage,
+		LocationNames: []string{"pool", "image"},
+		Creates: func(location string) bool {
+			t, err := ParseTarget(location)
+			return err == nil && t.Create
+		},
+		Cleaner: func(_ context.Context, t spec.Target) error { return cleanKept(t) },
+	})
 }
 
 // Session is an open image. Do, Geometry and NewQueue are safe for

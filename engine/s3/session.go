@@ -21,14 +21,20 @@ import (
 )
 
 func init() {
-	engine.Register("s3", engine.Typed(Open))
-	engine.RegisterCleaner("s3", func(ctx context.Context, t spec.Target) error {
-		_, err := Cleanup(ctx, t.Location, Credentials{})
-		if errors.Is(err, ErrNothingKept) {
-			return nil
-		}
-		return err
+	engine.Register("s3", engine.Typed(Open), engine.Description{
+		Syntax: "s3://BUCKET[/PREFIX]", Layout: engine.Objects, Kind: engine.KindObjects,
+		Cleaner: cleanKept,
 	})
+}
+
+// cleanKept removes the objects of the last kept write at t, which its
+// metadata object records, and that object.
+func cleanKept(ctx context.Context, t spec.Target) error {
+	_, err := Cleanup(ctx, t.Location, Credentials{})
+	if errors.Is(err, ErrNothingKept) {
+		return nil
+	}
+	return err
 }
 
 // Session is an open bucket prefix. Geometry, Do, Get, Stat, List and

@@ -16,6 +16,7 @@ import (
 	_ "github.com/cephbench/cephbench/engine/dirobj"
 	_ "github.com/cephbench/cephbench/engine/file"
 	_ "github.com/cephbench/cephbench/engine/null"
+	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/result"
 )
 
@@ -229,4 +230,60 @@ func TestHelpStatesEachDefaultOnce(t *testing.T) {
 		}
 	}
 	walk(nil, newRoot(Env{Stdout: io.Discard, Stderr: io.Discard}))
+}
+
+// The quick plan picks its steps by what a target's engine says the target
+// is: file:// is the local directory a bare path is, and a target of no
+// kind is refused with the kinds there are.
+func TestQuickPlanStepsAreChosenByTheEngine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	code, stdout, stderr := cephbench(t, context.Background(), "run", "--target", "file://"+dir, "--duration", "1s", "--dry-run")
+	if code != 0 {
+		t.Fatalf("dry run of the quick plan on file://%s: exit %d: %s", dir, code, stderr)
+	}
+	for _, want := range []string{"objects-write-4M", "--target dirobj://" + dir, "file-randread-4K", "--target " + dir + " "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the quick plan on file://%s lacks %q:\n%s", dir, want, stdout)
+		}
+	}
+	code, stdout, stderr = cephbench(t, context.Background(), "run", "--target", "null://", "--duration", "1s")
+	wantUsageError(t, "quick plan on null://", code, stdout, stderr)
+	for _, want := range []string{"runs on a local directory", "s3://BUCKET[/PREFIX]", "not on null://"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("refusing the quick plan on null://: %q lacks %q", stderr, want)
+		}
+	}
+}
+
+// A step samples the disks under its target when the target's engine
+// declares local disks (file does, dirobj does not).
+func TestBenchWatchesTheDisksTheEngineDeclares(t *testing.T) {
+	dir, err := os.MkdirTemp("/var/tmp", "cbdisks") // a real disk
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if devices, err := diskstats.DevicesOf(dir); err != nil || len(devices) == 0 {
+		t.Skipf("no block device under %s (%v)", dir, err)
+	}
+	for _, tc := range []struct {
+		args  []string
+		disks bool
+	}{
+		{[]string{"--target", filepath.Join(dir, "f"), "--size", "4M", "--rw", "randwrite", "--ops", "2000"}, true},
+		{[]string{"--target", "dirobj://" + filepath.Join(dir, "objs"), "--rw", "write", "--bs", "64k", "--objects", "4", "--ops", "64"}, false},
+	} {
+		args := append([]string{"bench", "--format", "json", "--results", filepath.Join(dir, "results")}, tc.args...)
+		code, stdout, stderr := cephbench(t, context.Background(), args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		var r result.Result
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := len(r.Disks) > 0; got != tc.disks {
+			t.Errorf("bench %s: disks %+v; want them sampled: %v", r.Spec.Target, r.Disks, tc.disks)
+		}
+	}
 }

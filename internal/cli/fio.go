@@ -315,12 +315,12 @@ func (r *fioRun) groups(results []*result.Result) []fioreport.Group {
 	return groups
 }
 
-// filePaths are the files and devices the plan's file jobs use, for their
+// filePaths are the files and devices the plan's local jobs use, for their
 // disks' statistics.
 func (r *fioRun) filePaths() []string {
 	var paths []string
 	for _, j := range r.plan.Jobs {
-		if j.Workload.Target.Scheme == "file" {
+		if d, err := engine.Describe(j.Workload.Target.Scheme); err == nil && d.LocalDisks {
 			paths = append(paths, j.Workload.Target.Location)
 		}
 	}

@@ -50,11 +50,11 @@ func objectSteps(target spec.Target, dur spec.Duration, budget uint64) []step {
 	}
 }
 
-// fileSteps are the plan's 4K random writes and reads of a file in dir,
-// with O_DIRECT, 16 in flight.
-func fileSteps(dir string, dur spec.Duration, size uint64) []step {
+// fileSteps are the plan's 4K random writes and reads of a file in the
+// directory target, with O_DIRECT, 16 in flight.
+func fileSteps(target spec.Target, dur spec.Duration, size uint64) []step {
 	file := spec.Workload{
-		Target: spec.Target{Scheme: "file", Location: dir}, BlockSize: 4 << 10,
+		Target: target, BlockSize: 4 << 10,
 		FileSize: spec.Size(size), Workers: 1, QueueDepth: 16, Duration: dur, Direct: true, Keep: true,
 	}
 	return []step{
@@ -91,9 +91,9 @@ func blockSteps(target spec.Target, dur spec.Duration, size uint64, creates bool
 // cephfsSteps are the plan's file steps on a CephFS directory: 4K random
 // writes and reads of a file, 16 in flight (libcephfs has no O_DIRECT).
 func cephfsSteps(target spec.Target, dur spec.Duration, size uint64) []step {
-	steps := fileSteps(target.Location, dur, size)
+	steps := fileSteps(target, dur, size)
 	for i := range steps {
-		steps[i].w.Target, steps[i].w.Direct = target, false
+		steps[i].w.Direct = false
 	}
 	return steps
 }
@@ -270,33 +270,13 @@ func quickRun(env Env, target string, dur spec.Duration, quiet bool) (*planRun, 
 	if env.StderrTerminal && !env.StdoutTerminal && !quiet {
 		r.live = env.Stderr
 	}
-	var steps []step
-	if strings.Contains(target, "://") {
-		t, err := spec.ParseTarget(target)
-		if err != nil {
-			return nil, usageErr(err)
-		}
-		switch t.Scheme {
-		case "rados", "s3":
-			steps = objectSteps(t, dur, quickObjectBudget)
-		case "rbd":
-			creates := strings.Contains(t.Location, "create=true")
-			size := uint64(0) // the whole image
-			if creates {
-				size = quickFileSize
-			}
-			steps = blockSteps(t, dur, size, creates)
-		case "cephfs":
-			steps = cephfsSteps(t, dur, quickFileSize)
-		default:
-			return nil, usagef("the built-in plan runs on a local directory, rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH or s3://BUCKET[/PREFIX], not on %s://", t.Scheme)
-		}
-		r.finish = func() error { return engine.CleanKept(context.Background(), t) }
-	} else {
-		var err error
-		if steps, err = quickLocal(r, target, dur); err != nil {
-			return nil, err
-		}
+	t, err := spec.ParseTarget(target)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	steps, err := quickSteps(r, t, dur)
+	if err != nil {
+		return nil, err
 	}
 	lastWrite := map[spec.Target]string{}
 	for _, st := range steps {
@@ -314,9 +294,60 @@ func quickRun(env Env, target string, dur spec.Duration, quiet bool) (*planRun, 
 		}
 		r.items = append(r.items, it)
 	}
-	var err error
 	r.source, err = quickYAML(target, r.items)
 	return r, err
+}
+
+// quickSteps are the quick plan's steps on t, as t's engine says what t
+// is; the plan removes what they keep when it ends.
+func quickSteps(r *planRun, t spec.Target, dur spec.Duration) ([]step, error) {
+	d, err := engine.Describe(t.Scheme)
+	if err != nil {
+		d.Kind = engine.KindOther
+	}
+	var steps []step
+	switch d.Kind {
+	case engine.KindLocalDirectory:
+		return quickLocal(r, t, dur)
+	case engine.KindObjects:
+		steps = objectSteps(t, dur, quickObjectBudget)
+	case engine.KindBlockImage:
+		creates := d.Creates != nil && d.Creates(t.Location)
+		size := uint64(0) // the whole image
+		if creates {
+			size = quickFileSize
+		}
+		steps = blockSteps(t, dur, size, creates)
+	case engine.KindSharedFilesystem:
+		steps = cephfsSteps(t, dur, quickFileSize)
+	default:
+		return nil, usagef("the built-in plan runs on %s, not on %s://", quickTargets(), t.Scheme)
+	}
+	r.finish = func() error { return engine.CleanKept(context.Background(), t) }
+	return steps, nil
+}
+
+// quickTargets lists what the quick plan runs on: the targets of the
+// engines that say what kind of target they serve.
+func quickTargets() string {
+	var local bool
+	var syntaxes []string
+	for _, scheme := range engine.Schemes() {
+		switch d, _ := engine.Describe(scheme); d.Kind {
+		case engine.KindOther:
+		case engine.KindLocalDirectory:
+			local = true
+		default:
+			syntaxes = append(syntaxes, d.Syntax)
+		}
+	}
+	if local {
+		syntaxes = append([]string{"a local directory"}, syntaxes...)
+	}
+	if len(syntaxes) < 2 {
+		return strings.Join(syntaxes, "")
+	}
+	return strings.Join(syntaxes[:len(syntaxes)-1], ", ") + " or " + syntaxes[len(syntaxes)-1]
 }
 
 // quickLocal is the quick plan on a local directory: object steps on
@@ -324,7 +355,8 @@ func quickRun(env Env, target string, dur spec.Duration, quiet bool) (*planRun, 
 // directory is created when the run starts (prepare), and removed at the
 // end if the plan created it and it is empty; the data file is removed if
 // the plan created it.
-func quickLocal(r *planRun, dir string, dur spec.Duration) ([]step, error) {
+func quickLocal(r *planRun, t spec.Target, dur spec.Duration) ([]step, error) {
+	dir := t.Location
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, usagef("--target %s is not a directory", dir)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -370,15 +402,12 @@ func quickLocal(r *planRun, dir string, dur spec.Duration) ([]step, error) {
 		return err
 	}
 	return append(objectSteps(objects, dur, min(uint64(quickObjectBudget), free/4)),
-		fileSteps(dir, dur, min(uint64(quickFileSize), free/8)&^(1<<20-1))...), nil
+		fileSteps(t, dur, min(uint64(quickFileSize), free/8)&^(1<<20-1))...), nil
 }
 
 // workloadArgs is the bench command line that runs w.
 func workloadArgs(name string, w *spec.Workload) []string {
-	target := w.Target.String()
-	if w.Target.Scheme == "file" {
-		target = w.Target.Location
-	}
+	target := w.Target.Short()
 	rw := map[spec.Pattern][3]string{spec.Sequential: {"write", "read", "rw"}, spec.Random: {"randwrite", "randread", "randrw"}}[w.Pattern]
 	args := []string{"bench", "--target", target, "--name", name}
 	switch w.ReadPercent {

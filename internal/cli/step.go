@@ -174,7 +174,7 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 	if stateErr != nil {
 		res.Notes = append(res.Notes, "the cluster's state could not be read: "+oneLine(stateErr.Error()))
 	}
-	if df, ok := sess.(interface{ DirectFallback() bool }); ok && df.DirectFallback() {
+	if df, ok := sess.(engine.BufferedFallback); ok && df.DirectFallback() {
 		res.Notes = append(res.Notes, "the filesystem refused O_DIRECT, so this step used buffered I/O (page cache)")
 	}
 	if closeErr != nil {
@@ -200,10 +200,11 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 // diskWatch samples the block devices under a local target around a run.
 type diskWatch struct{ w *diskstats.Watch }
 
-// watchDisks starts sampling the devices under w's target if it is a local
-// path on block devices; otherwise its stop returns nothing.
+// watchDisks starts sampling the devices under w's target if its engine
+// asks for them and the path is on block devices; otherwise its stop
+// returns nothing.
 func watchDisks(w *spec.Workload) diskWatch {
-	if w.Target.Scheme != "file" {
+	if d, err := engine.Describe(w.Target.Scheme); err != nil || !d.LocalDisks {
 		return diskWatch{}
 	}
 	devices, err := diskstats.DevicesOf(w.Target.Location)

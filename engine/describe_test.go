@@ -1,0 +1,70 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// opened counts the Opens that reached the test engines: a refused
+// workload must not.
+var opened int
+
+func init() {
+	open := engine.Func(func(context.Context, *spec.Workload) (engine.Session, error) {
+		opened++
+		return nil, engine.Usagef("test engine: nothing to open")
+	})
+	engine.Register("plain", open, engine.Description{Syntax: "plain://"})
+	engine.Register("files", open, engine.Description{Syntax: "files://DIR", IOEngines: []string{"psync", "libaio", "io_uring"}, FilePrefix: true})
+}
+
+func TestOpenChecksWhatTheEngineDeclares(t *testing.T) {
+	for _, tc := range []struct {
+		scheme, ioengine, prefix string
+		want                     string // "" when the engine's Open is reached
+	}{
+		{"plain", "libaio", "", "I/O engine libaio drives files and block devices, not plain:// targets"},
+		{"plain", "", "job", "a file prefix names files in a directory, not in plain:// targets"},
+		{"files", "spdk", "", `invalid I/O engine "spdk" (want psync, libaio or io_uring)`},
+		{"files", "io_uring", "job", ""},
+		{"plain", "", "", ""},
+		{"nosuch", "", "", `unknown target scheme "nosuch" (known: [`},
+	} {
+		w := &spec.Workload{Target: spec.Target{Scheme: tc.scheme}, IOEngine: tc.ioengine, FilePrefix: tc.prefix}
+		before := opened
+		_, err := engine.Open(context.Background(), w)
+		if !engine.IsUsage(err) {
+			t.Errorf("%s:// with I/O engine %q, prefix %q: %v, not a usage error", tc.scheme, tc.ioengine, tc.prefix, err)
+			continue
+		}
+		reached := opened > before
+		switch {
+		case tc.want == "" && !reached:
+			t.Errorf("%s:// with I/O engine %q, prefix %q was refused before the engine's Open: %v", tc.scheme, tc.ioengine, tc.prefix, err)
+		case tc.want != "" && reached:
+			t.Errorf("%s:// with I/O engine %q, prefix %q reached the engine's Open; want it refused with %q", tc.scheme, tc.ioengine, tc.prefix, tc.want)
+		case tc.want != "" && !strings.HasPrefix(err.Error(), tc.want):
+			t.Errorf("%s:// with I/O engine %q, prefix %q: %q; want %q", tc.scheme, tc.ioengine, tc.prefix, err, tc.want)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	d, err := engine.Describe("files")
+	if err != nil || d.Syntax != "files://DIR" || !d.FilePrefix {
+		t.Errorf("Describe(files) = %+v, %v; want what the engine registered", d, err)
+	}
+	if _, err := engine.Describe("nosuch"); !engine.IsUsage(err) {
+		t.Errorf("Describe of an unknown scheme: %v; want a usage error", err)
+	}
+}
+
+func TestCleanKeptWithoutCleaner(t *testing.T) {
+	if err := engine.CleanKept(context.Background(), spec.Target{Scheme: "plain"}); err != nil {
+		t.Errorf("CleanKept on a scheme that keeps nothing: %v", err)
+	}
+}
