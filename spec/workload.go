@@ -65,6 +65,12 @@ type Workload struct {
 	// write creates new objects one after another, like rados bench write.
 	Pattern     Pattern `json:"pattern"`
 	ReadPercent int     `json:"read_percent"`
+	// Mix, when set, draws each op's kind at its shares instead of
+	// ReadPercent's, over a changing set of whole objects of BlockSize
+	// (object targets only): puts add objects, deletes remove ones no op
+	// reads, gets and stats pick live ones. Objects then bounds how many
+	// objects the puts create.
+	Mix OpMix `json:"op_mix,omitempty"`
 
 	// BlockSize is the size of one operation, or of the longest.
 	BlockSize Size `json:"block_size"`
@@ -171,6 +177,8 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid pattern %q (want seq or rand)", w.Pattern)
 	case w.ReadPercent < 0 || w.ReadPercent > 100:
 		return fmt.Errorf("invalid read percentage %d (want 0..100)", w.ReadPercent)
+	case w.Mix.mixError() != nil:
+		return w.Mix.mixError()
 	case w.BlockSize <= 0:
 		return fmt.Errorf("invalid block size %d: must be positive", w.BlockSize)
 	case w.BlockSize > 1<<30:
