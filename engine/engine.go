@@ -19,16 +19,21 @@ import (
 // OpKind is what an operation does.
 type OpKind uint8
 
-// The operation kinds. Every engine supports Read and Write.
+// The operation kinds. Every engine serves Read and Write; a session that
+// serves more says so through KindNamer.
 const (
-	Read OpKind = iota
-	Write
-	NumOpKinds
+	Read       OpKind = iota
+	Write             // a Read or Write moves len(Op.Buf) bytes at (File or Object, Offset)
+	Stat              // an object's size; moves no data
+	Delete            // removes Op.Object
+	List              // one listing request of the target's objects
+	NumOpKinds        // how many kinds there are: every OpKind is below it
 )
 
-var opKindNames = [NumOpKinds]string{"read", "write"}
+var opKindNames = [NumOpKinds]string{"read", "write", "stat", "delete", "list"}
 
-// String returns "read" or "write".
+// String returns the kind's neutral name: "read", "write", "stat",
+// "delete" or "list".
 func (k OpKind) String() string {
 	if k < NumOpKinds {
 		return opKindNames[k]
@@ -36,9 +41,48 @@ func (k OpKind) String() string {
 	return fmt.Sprintf("op%d", k)
 }
 
+// KindName is one op kind a session serves, named as its results name it.
+type KindName struct {
+	Kind OpKind
+	Name string
+	// FirstByte, if set, names a derived kind: each successful op of
+	// Kind whose Op.FirstByte the session set is also recorded under it,
+	// with its time to first byte as the latency and no bytes.
+	FirstByte string
+}
+
+// KindNamer is implemented by a session that serves op kinds beyond Read
+// and Write, or names them in its own protocol's words (S3's get and
+// put). An op mix names kinds by these names. Kinds is called once per
+// run and returns the same list every time; each Kind appears once.
+type KindNamer interface {
+	Kinds() []KindName
+}
+
+// ErrorNamer is implemented by a session that names op errors in its
+// protocol's words (S3's error codes) for the runs that name its kinds:
+// a run of read and write keeps ErrorKind's neutral classes.
+type ErrorNamer interface {
+	// ErrorClass names err, or returns "" to leave it to ErrorKind. It
+	// is safe for concurrent use.
+	ErrorClass(err error) string
+}
+
+// DefaultKinds are the kinds of a session that is no KindNamer.
+var DefaultKinds = []KindName{{Kind: Read, Name: "read"}, {Kind: Write, Name: "write"}}
+
+// KindsOf returns the kinds sess serves, with their names.
+func KindsOf(sess Session) []KindName {
+	if n, ok := sess.(KindNamer); ok {
+		return n.Kinds()
+	}
+	return DefaultKinds
+}
+
 // Op is one I/O. The runner owns it; an engine may read every field and
-// writes only Err and Completed. Buf's length is the I/O size: a Write sends
-// Buf, a Read fills it. Buf stays valid and unmoved until the op completes.
+// writes only Err, Completed, Issued and FirstByte. Buf's length is the
+// I/O size: a Write sends Buf, a Read fills it; other kinds get an empty
+// Buf. Buf stays valid and unmoved until the op completes.
 type Op struct {
 	Kind OpKind
 	// File selects the file (block targets with several files, one per
@@ -61,6 +105,11 @@ type Op struct {
 	// op well after its Submit); zero otherwise. Latency counts from it,
 	// except in a paced run, where it counts from the op's scheduled time.
 	Issued time.Duration
+
+	// FirstByte is when the first byte of the op's response arrived, on
+	// the Now clock, for an engine that can tell (S3's GET); zero
+	// otherwise. The runner sets it to zero before each op.
+	FirstByte time.Duration
 
 	// Tag is the runner's own bookkeeping; engines leave it alone.
 	Tag any

@@ -166,10 +166,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		return nil, err
 	}
 	geo := sess.Geometry()
-	kinds := make([]string, engine.NumOpKinds)
-	for k := range kinds {
-		kinds[k] = engine.OpKind(k).String()
-	}
+	kinds := []string{engine.Read.String(), engine.Write.String()}
 	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && w.Reads(), syncKind: -1, opts: opts}
 	if w.FsyncEvery > 0 || w.EndFsync {
 		syncer, ok := sess.(engine.Syncer)

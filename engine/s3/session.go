@@ -62,7 +62,33 @@ type Session struct {
 	keptBucket    bool
 }
 
-var _ engine.Session = (*Session)(nil)
+var (
+	_ engine.Session    = (*Session)(nil)
+	_ engine.KindNamer  = (*Session)(nil)
+	_ engine.ErrorNamer = (*Session)(nil)
+)
+
+// ErrorClass names an error the service answered by its S3 error code
+// (NoSuchKey, SlowDown...), or returns "".
+func (s *Session) ErrorClass(err error) string {
+	var re *RequestError
+	if errors.As(err, &re) {
+		return re.Code
+	}
+	return ""
+}
+
+// Kinds names the ops in S3's words: get (with its time to first byte,
+// get-ttfb), put, delete, list and stat.
+func (s *Session) Kinds() []engine.KindName {
+	return []engine.KindName{
+		{Kind: engine.Write, Name: "put"},
+		{Kind: engine.Read, Name: "get", FirstByte: "get-ttfb"},
+		{Kind: engine.Delete, Name: "delete"},
+		{Kind: engine.List, Name: "list"},
+		{Kind: engine.Stat, Name: "stat"},
+	}
+}
 
 // Open opens w's target with credentials from the environment or the
 // shared credentials file; see OpenWith.
@@ -161,14 +187,36 @@ func (s *Session) Geometry() engine.Geometry { return s.geo }
 // unsigned payload.
 var putOptions = minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true}
 
-// Do writes a whole object with one PUT, or reads op's part of an object
-// with one GET (see Get). A write of part of an object fails: S3 has no
-// partial writes. Do returns when the request has, or ctx is done.
+// Do writes a whole object with one PUT; reads op's part of an object
+// with one GET (see Get), setting op.FirstByte; sends a HEAD for the
+// object, which fails unless it has the session's object size; deletes
+// it (see Delete); or lists (see List). A write of part of an object
+// fails: S3 has no partial writes. Do returns when the request has, or
+// ctx is done.
 func (s *Session) Do(ctx context.Context, op *engine.Op) error {
-	if op.Kind != engine.Write {
-		_, err := s.Get(ctx, op)
-		return err
+	var err error
+	switch op.Kind {
+	case engine.Write:
+		return s.put(ctx, op)
+	case engine.Read:
+		op.FirstByte, err = s.Get(ctx, op)
+	case engine.Stat:
+		var size int64
+		if size, err = s.Stat(ctx, op.Object); err == nil && size != s.objSize {
+			err = fmt.Errorf("s3: HEAD %s: %d bytes, want %d", s.Key(op.Object), size, s.objSize)
+		}
+	case engine.Delete:
+		err = s.Delete(ctx, op.Object)
+	case engine.List:
+		_, err = s.List(ctx)
+	default:
+		err = fmt.Errorf("s3: no %s ops", op.Kind)
 	}
+	return err
+}
+
+// put writes op's object whole with one PUT.
+func (s *Session) put(ctx context.Context, op *engine.Op) error {
 	if op.Object < 0 {
 		return fmt.Errorf("s3: invalid object number %d", op.Object)
 	}
