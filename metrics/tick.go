@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -26,6 +27,10 @@ type Tick struct {
 	// interval's end, when the workload bounds it (a byte backlog); zero
 	// otherwise.
 	InFlightBytes int64
+	// Derived names the kinds whose ops are other kinds' ops again, timed
+	// to another point (get-ttfb: a get's first byte): views that count
+	// ops leave them out.
+	Derived []string
 	// Short marks a final interval the run's bound cut to under half an
 	// interval: its rates are noise, so per-second tables leave it out,
 	// but it is part of the series, which adds up to the run.
@@ -37,6 +42,9 @@ type Tick struct {
 // order given; a subscriber therefore needs no lock for its own state, and
 // one that blocks delays the ticks after it (not the I/O).
 type Subscriber func(Tick)
+
+// Counted reports whether kind's ops are ops of their own, not Derived.
+func (t *Tick) Counted(kind string) bool { return !slices.Contains(t.Derived, kind) }
 
 // rateStats accumulates Stats of a rate one sample at a time (Welford's
 // method), so a run's per-second spread needs no per-second memory.

@@ -36,7 +36,10 @@ func (l *Live) Tick(t metrics.Tick) {
 		return
 	}
 	var ops, bytes, p99 int64
-	for _, k := range t.Second.Kinds {
+	for name, k := range t.Second.Kinds {
+		if !t.Counted(name) {
+			continue
+		}
 		ops += k.Ops
 		bytes += k.Bytes
 		p99 = max(p99, k.Percentiles.At(99))

@@ -39,7 +39,10 @@ func (p *Progress) Tick(t metrics.Tick) {
 	p.rows++
 	var ops, bytes int64
 	var p99 int64
-	for _, k := range t.Second.Kinds {
+	for name, k := range t.Second.Kinds {
+		if !t.Counted(name) {
+			continue
+		}
 		ops += k.Ops
 		bytes += k.Bytes
 		p.latNs += k.MeanNs * float64(k.Ops)

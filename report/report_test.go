@@ -33,6 +33,27 @@ func TestProgressTableHasRadosBenchColumns(t *testing.T) {
 	}
 }
 
+// A get's time to first byte is the get again: the table and the live
+// line count each get once, at its own latency.
+func TestPerSecondViewsLeaveDerivedKindsOut(t *testing.T) {
+	sec := metrics.Second{T: 1, Dur: 1, Kinds: map[string]metrics.KindSecond{
+		"get":      {Ops: 50, Bytes: 50 << 20, MeanNs: 4e6, Percentiles: metrics.Percentiles{{P: 99, Ns: 1e7}}},
+		"get-ttfb": {Ops: 50, MeanNs: 1e6, Percentiles: metrics.Percentiles{{P: 99, Ns: 3e7}}},
+	}}
+	tick := metrics.Tick{Second: sec, Started: 54, Finished: 50, InFlight: 4, Derived: []string{"get-ttfb"}}
+	var b strings.Builder
+	NewProgress(&b).Tick(tick)
+	row := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")[1]
+	if f := strings.Fields(row); strings.Join(f, " ") != "1 4 54 50 50 50 50.0 0.004 0.01" {
+		t.Errorf("row %q; want 50 ops a second at 4ms, p99 10ms", row)
+	}
+	b.Reset()
+	NewLive(&b, "[1/1] s3", 0).Tick(tick)
+	if !strings.Contains(b.String(), "now 50.0 MiB/s 50.0 IOPS p99 10.00ms") {
+		t.Errorf("live line %q; want the gets alone", b.String())
+	}
+}
+
 func TestSummaryAndTable(t *testing.T) {
 	r := &result.Result{
 		Name: "file-randread-4K", ElapsedSeconds: 10, StopReason: result.StopInterrupted, Interrupted: true,

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,10 @@ type Options struct {
 	Seed uint64
 	// Interval is the series' interval; zero means one second.
 	Interval time.Duration
+	// Objects is the object set an op-mix workload starts from and leaves
+	// for the next run on the same session; nil means the objects the
+	// session found (Geometry.ObjectCount).
+	Objects *workload.Objects
 }
 
 // Outcome is everything a run measured.
@@ -118,8 +123,11 @@ type run struct {
 	end     time.Duration // rampEnd + duration, or max
 	pacer   pace.Pacer
 
-	stopped atomic.Bool
-	reason  atomic.Value // string
+	// stop sets reason before stopped, once, so that whoever sees
+	// stopped sees why.
+	stopOnce sync.Once
+	stopped  atomic.Bool
+	reason   atomic.Value // string
 	// Bounded counters; touched only when the matching bound is set, so an
 	// unbounded run shares no cache line between cores.
 	measuredOps   atomic.Int64
@@ -129,6 +137,18 @@ type run struct {
 	late          atomic.Int64
 	backlog       atomic.Int64 // bytes in flight, when MaxBacklog bounds them
 	stoppedAt     atomic.Int64 // engine.Now when stop was first called
+
+	// index is each op kind's place in the collector, or -1 for a kind
+	// the run does not do; firstByte that of the kind's time to first
+	// byte, or -1. derived names the first-byte kinds, which are not
+	// more ops.
+	index, firstByte [engine.NumOpKinds]int
+	derived          []string
+	// errorNamer, in a run of the session's own kinds, names errors in
+	// its words; nil otherwise.
+	errorNamer engine.ErrorNamer
+	// fills: the workload writes, so buffers carry the write pattern.
+	fills bool
 
 	workers []*worker
 	opts    Options
@@ -141,8 +161,8 @@ type run struct {
 }
 
 type worker struct {
-	mu       sync.Mutex // guards gen
-	gen      *workload.Generator
+	mu       sync.Mutex // guards gen's Next
+	gen      workload.Source
 	rec      *metrics.Recorder
 	started  atomic.Int64
 	finished atomic.Int64
@@ -151,10 +171,18 @@ type worker struct {
 }
 
 func (r *run) stop(reason string) {
-	if r.stopped.CompareAndSwap(false, true) {
+	r.stopOnce.Do(func() {
 		r.stoppedAt.Store(int64(engine.Now()))
 		r.reason.Store(reason)
-	}
+		r.stopped.Store(true)
+	})
+}
+
+// refusing says whether the run admits no more ops: it stopped, and not
+// because the workload ran out of ops, for then the ops made before that
+// (the last objects under an object limit) are still the workload's.
+func (r *run) refusing() bool {
+	return r.stopped.Load() && r.reason.Load() != StopExhausted
 }
 
 // Run executes w on sess until a bound is reached or ctx is canceled, and
@@ -166,8 +194,12 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		return nil, err
 	}
 	geo := sess.Geometry()
-	kinds := []string{engine.Read.String(), engine.Write.String()}
-	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && w.Reads(), syncKind: -1, opts: opts}
+	mixed := w.Mix != ""
+	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && (w.Reads() || mixed), fills: w.Writes() || mixed, syncKind: -1, opts: opts}
+	kinds, shares, err := r.setKinds(geo)
+	if err != nil {
+		return nil, err
+	}
 	if w.FsyncEvery > 0 || w.EndFsync {
 		syncer, ok := sess.(engine.Syncer)
 		if !ok {
@@ -189,11 +221,22 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		return nil, err
 	}
 	shared := &workload.Shared{ObjectSizes: sizes}
+	var mix *workload.Mix
+	if mixed {
+		objs := opts.Objects
+		if objs == nil {
+			objs = workload.NewObjects(geo.ObjectCount)
+		}
+		mix = workload.NewMix(shares, w, objs)
+	}
 	for i := 0; i < w.Workers; i++ {
-		r.workers = append(r.workers, &worker{
-			gen: workload.New(w, geo, i, shared, opts.Seed),
-			rec: col.NewRecorder(),
-		})
+		wk := &worker{rec: col.NewRecorder()}
+		if mix != nil {
+			wk.gen = mix.Worker(i, opts.Seed)
+		} else {
+			wk.gen = workload.New(w, geo, i, shared, opts.Seed)
+		}
+		r.workers = append(r.workers, wk)
 	}
 	async, isAsync := sess.(engine.AsyncSession)
 	var queues []engine.Queue
@@ -359,6 +402,52 @@ func (r *run) missed(now time.Duration) int64 {
 	return pace.Missed(r.pacer, stopAt-r.t0, r.slot.Load(), r.paced.Load(), mean)
 }
 
+// setKinds returns the collector's kind names for the run and sets
+// r.index and r.firstByte. A read/write workload's kinds are read and
+// write, whatever the target, so that results compare across targets; a
+// mix's are the session's, named as it names them (and so are its
+// errors), each followed by its time to first byte if it has one, and the
+// mix's shares are resolved to them.
+func (r *run) setKinds(geo engine.Geometry) ([]string, []workload.Share, error) {
+	for k := range r.index {
+		r.index[k], r.firstByte[k] = -1, -1
+	}
+	if r.w.Mix == "" {
+		r.index[engine.Read], r.index[engine.Write] = 0, 1
+		return []string{engine.Read.String(), engine.Write.String()}, nil, nil
+	}
+	if geo.Layout != engine.Objects {
+		return nil, nil, engine.Usagef("an op mix works on objects: %s:// targets have none", r.w.Target.Scheme)
+	}
+	r.errorNamer, _ = r.sess.(engine.ErrorNamer)
+	var names, served []string
+	byName := map[string]engine.OpKind{}
+	for _, k := range engine.KindsOf(r.sess) {
+		byName[k.Name] = k.Kind
+		served = append(served, k.Name)
+		r.index[k.Kind] = len(names)
+		names = append(names, k.Name)
+		if k.FirstByte != "" {
+			r.firstByte[k.Kind] = len(names)
+			names = append(names, k.FirstByte)
+			r.derived = append(r.derived, k.FirstByte)
+		}
+	}
+	mix, err := r.w.Mix.Shares()
+	if err != nil {
+		return nil, nil, err // Validate said it was fine
+	}
+	shares := make([]workload.Share, len(mix))
+	for i, s := range mix {
+		kind, ok := byName[s.Kind]
+		if !ok {
+			return nil, nil, engine.Usagef("%s:// targets do no %s ops (they do %s)", r.w.Target.Scheme, s.Kind, strings.Join(served, ", "))
+		}
+		shares[i] = workload.Share{Kind: kind, Percent: s.Percent}
+	}
+	return names, shares, nil
+}
+
 // tickUntil closes one series interval per Interval after the ramp, until
 // done, and stops the run on its deadline or on cancellation.
 func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval time.Duration) {
@@ -411,6 +500,7 @@ func (r *run) emit(t metrics.Tick) {
 		t.InFlight += r.issuedInFlight(wk)
 	}
 	t.InFlightBytes = r.backlog.Load()
+	t.Derived = r.derived
 	t.Started = t.Finished + t.InFlight
 	for _, sub := range r.opts.Subscribers {
 		sub(t)
@@ -447,7 +537,7 @@ func (r *run) drain(done <-chan struct{}) {
 // latency (its scheduled time when paced) and whether it falls in the
 // measured period. An admitted op is in the backlog until unqueue.
 func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, measured, ok bool) {
-	if r.stopped.Load() {
+	if r.refusing() {
 		return 0, false, false
 	}
 	now := engine.Now()
@@ -525,7 +615,7 @@ func (r *run) reserve(timer *time.Timer, n int64) bool {
 			}
 			continue
 		}
-		if r.stopped.Load() {
+		if r.refusing() {
 			return false
 		}
 		if engine.Now() >= r.end {
@@ -552,6 +642,7 @@ func (r *run) unqueue(op *engine.Op) {
 // next makes the worker's next op, or stops the run when the workload has
 // none left. Its data waits for fill, once the op is admitted.
 func (r *run) next(wk *worker, op *engine.Op) bool {
+	op.FirstByte = 0
 	wk.mu.Lock()
 	ok := wk.gen.Next(op)
 	wk.mu.Unlock()
@@ -572,9 +663,15 @@ func (r *run) fill(op *engine.Op) {
 	}
 }
 
-// finish records a completed op.
+// finish hands a completed op back to its generator and records it.
 func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bool, err error) {
+	wk.gen.Done(op, err)
 	wk.finished.Add(1)
+	if err != nil && op.Kind == engine.Read && r.fills {
+		// A failed read may have left part of an object in the buffer,
+		// which a write would then send.
+		r.newBuffer(op.Buf)
+	}
 	if !measured {
 		return
 	}
@@ -589,14 +686,27 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 		if r.ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return // cut short by the interrupt, not a failure of the target
 		}
-		wk.rec.RecordError(int(op.Kind), engine.ErrorKind(err))
+		wk.rec.RecordError(r.index[op.Kind], r.errorClass(err))
 		return
 	}
 	end := op.Completed
 	if end == 0 {
 		end = engine.Now()
 	}
-	wk.rec.Record(int(op.Kind), end-start, int64(len(op.Buf)), end)
+	wk.rec.Record(r.index[op.Kind], end-start, int64(len(op.Buf)), end)
+	if fb := r.firstByte[op.Kind]; fb >= 0 && op.FirstByte >= start {
+		wk.rec.Record(fb, op.FirstByte-start, 0, op.FirstByte)
+	}
+}
+
+// errorClass names a failed op's error for the result's counts.
+func (r *run) errorClass(err error) string {
+	if r.errorNamer != nil {
+		if class := r.errorNamer.ErrorClass(err); class != "" {
+			return class
+		}
+	}
+	return engine.ErrorKind(err)
 }
 
 // syncLoop is one in-flight slot of a worker on a synchronous session.
@@ -613,6 +723,7 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 		}
 		start, measured, ok := r.admit(timer, op)
 		if !ok {
+			wk.gen.Done(op, engine.ErrNotIssued)
 			return
 		}
 		r.fill(op)
@@ -716,6 +827,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			}
 			start, measured, ok := r.admit(timer, &s.op)
 			if !ok {
+				wk.gen.Done(&s.op, engine.ErrNotIssued)
 				stopping = true
 				return
 			}
@@ -768,6 +880,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			inFlight--
 			r.unqueue(op)
 			if errors.Is(op.Err, engine.ErrNotIssued) {
+				wk.gen.Done(op, op.Err)
 				wk.started.Add(-1) // it never started
 				continue
 			}
@@ -808,7 +921,7 @@ func newStoppedTimer() *time.Timer {
 // newBuffer prepares b for writes, if the workload writes (the session's
 // payload or the default pattern), and returns it.
 func (r *run) newBuffer(b []byte) []byte {
-	if !r.w.Writes() {
+	if !r.fills {
 		return b // reads fill it; the kernel zeroes it until then
 	}
 	if r.payload != nil {
