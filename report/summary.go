@@ -32,7 +32,8 @@ func Heading(w io.Writer, name string, wl *spec.Workload) {
 }
 
 // Summary prints a step's summary: one line per op kind with rates and
-// latency percentiles, then rate spread, CPU, errors and notes.
+// latency percentiles, then rate spread, CPU, errors and notes, and what
+// a time-to-first-byte kind (get-ttfb) measures.
 func Summary(w io.Writer, r *result.Result) {
 	how := "stopped at its " + r.StopReason + " bound"
 	switch r.StopReason {
@@ -62,6 +63,12 @@ func Summary(w io.Writer, r *result.Result) {
 	fmt.Fprintln(w)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	for _, kind := range r.Kinds() {
+		// A time-to-first-byte kind is its ops' latency again, cut short.
+		if base, ok := strings.CutSuffix(kind, "-ttfb"); ok {
+			fmt.Fprintf(w, "  (%s: from each %s's start to the first byte of its response; %s: to its last byte)\n", kind, base, base)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -171,7 +172,35 @@ func TestS3BenchMixedKeepsForeignObjects(t *testing.T) {
 	if got := s3Keys(t, c, bucket); !slices.Equal(got, foreign) {
 		t.Errorf("after the run the bucket holds %v; want only what was there before, %v", got, foreign)
 	}
+	get, ttfb := rs[0].Ops["get"].Latency.Percentiles, rs[0].Ops["get-ttfb"].Latency.Percentiles
+	for _, p := range []float64{50, 99} {
+		if ttfb.At(p) <= 0 || ttfb.At(p) > get.At(p) {
+			t.Errorf("get-ttfb p%g %dns, get p%g %dns; want a first byte no later than the last", p, ttfb.At(p), p, get.At(p))
+		}
+	}
+	ttfbLine := regexp.MustCompile(`\n  get-ttfb \d+ ops, .* p50 \S+ p99 \S+ p99\.9 `)
+	if !ttfbLine.MatchString(out) || !strings.Contains(out, "(get-ttfb: from each get's start to the first byte of its response; get: to its last byte)") {
+		t.Errorf("the summary does not show get-ttfb's percentiles and what they mean:\n%s", out)
+	}
 	noCredentials(t, results, out, errOut)
+}
+
+// A plan step that runs a mixed s3 bench draws the live line, which
+// counts each get once.
+func TestS3BenchMixedPlanStepShowsLiveLine(t *testing.T) {
+	c := cephtest.RGW(t)
+	bucket := cephtest.Bucket(t, c, "cbcli")
+	plan := writePlan(t, "name: live\nsteps:\n  - name: a\n    run: s3 bench --mixed get=50,put=20,stat=20,delete=10 "+
+		"--obj-size 4K --objects 20 --concurrent 4 --duration 2s s3://"+bucket+"/live\n")
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), Env{Stdout: &stdout, Stderr: &stderr, StderrTerminal: true},
+		[]string{"run", plan, "--out", filepath.Join(t.TempDir(), "r")})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "\r\x1b[K[1/1] a #1 s3-mixed  1s of 2s, 1s left  now ") {
+		t.Errorf("no live line for the mixed s3 bench; stderr %q", stderr.String())
+	}
 }
 
 // --put --keep leaves the objects and a record of them; --get --objects

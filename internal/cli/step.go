@@ -39,6 +39,9 @@ type step struct {
 type stepOutput struct {
 	progress io.Writer // the heading and per-second table; nil for none
 	summary  io.Writer // the summary; nil for none
+	// heading, if set, replaces report.Heading's line (s3 bench says what
+	// a phase does in its own words).
+	heading string
 	// Front ends that print their own formats (rados bench) set opened
 	// instead: it sees the session before the run starts and returns what
 	// gets every second (or nil).
@@ -103,16 +106,34 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 			return nil, errors.Join(usageErr(fmt.Errorf("%s: %w", st.name, err)), sess.Close(context.WithoutCancel(ctx)))
 		}
 	}
-	opts := runner.Options{Seed: st.seed, SoFar: out.soFar}
+	return runOn(ctx, sess, st, out, runner.Options{}, func() error { return sess.Close(context.WithoutCancel(ctx)) })
+}
+
+// runOn runs st on sess, an open session, with opts (its seed, ticks and
+// SoFar set here), then calls closeSess, if set, before the result is
+// made (a session that serves more steps stays open), and saves and
+// prints the result. An interrupted step still returns its result.
+func runOn(ctx context.Context, sess engine.Session, st step, out stepOutput, opts runner.Options, closeSess func() error) (*result.Result, error) {
+	if closeSess == nil {
+		closeSess = func() error { return nil }
+	}
+	opts.Seed, opts.SoFar = st.seed, out.soFar
 	if opts.Seed == 0 {
 		opts.Seed = uint64(time.Now().UnixNano())
 	}
+	heading := func(w io.Writer) {
+		if out.heading != "" {
+			fmt.Fprint(w, out.heading)
+		} else {
+			report.Heading(w, st.name, &st.w)
+		}
+	}
 	var table metrics.Subscriber
 	if out.progress != nil {
-		report.Heading(out.progress, st.name, &st.w)
+		heading(out.progress)
 		table = report.NewProgress(out.progress).Tick
 	} else if out.summary != nil {
-		report.Heading(out.summary, st.name, &st.w)
+		heading(out.summary)
 	}
 	if out.opened != nil {
 		if tick := out.opened(sess); tick != nil {
@@ -122,8 +143,9 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 	var ticks *result.TickLog
 	if st.save != "" {
 		// First in line: a second is on disk before it is printed.
+		var err error
 		if ticks, err = result.CreateTickLog(result.TickLogPath(st.save), time.Now()); err != nil {
-			return nil, errors.Join(fmt.Errorf("%s: the tick log: %w", st.name, err), sess.Close(context.WithoutCancel(ctx)))
+			return nil, errors.Join(fmt.Errorf("%s: the tick log: %w", st.name, err), closeSess())
 		}
 		opts.Subscribers = append(opts.Subscribers, ticks.Tick)
 	}
@@ -155,7 +177,7 @@ func runStep(ctx context.Context, st step, out stepOutput) (*result.Result, erro
 	}
 	// Clean up even when interrupted: the user's Ctrl-C must not leave
 	// our files behind.
-	closeErr := sess.Close(context.WithoutCancel(ctx))
+	closeErr := closeSess()
 	if runErr != nil {
 		if ticks != nil {
 			ticks.Discard()
