@@ -91,6 +91,7 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("Sync", func(t *testing.T) { testSync(t, cfg) })
 	t.Run("Payload", func(t *testing.T) { testPayload(t, cfg) })
 	t.Run("CleanKept", func(t *testing.T) { testCleanKept(t, cfg) })
+	t.Run("Kinds", func(t *testing.T) { testKinds(t, cfg) })
 }
 
 func (cfg Config) workload(t *testing.T, target spec.Target, readPercent int, keep bool) *spec.Workload {
@@ -807,6 +808,72 @@ func testCanceledContext(t *testing.T, cfg Config) {
 		}
 		if err := q.Close(); err != nil {
 			t.Errorf("Queue.Close: %v", err)
+		}
+	}
+	s.close()
+}
+
+// testKinds checks the op kinds a KindNamer declares, which an op mix
+// runs over whole objects: every name once, read and write among them,
+// and each kind served by Do. A kind with a first byte reports one
+// within the op; stats and gets of a deleted object fail, or a mix would
+// count them as done.
+func testKinds(t *testing.T, cfg Config) {
+	s := open(t, cfg, cfg.workload(t, cfg.NewTarget(t), 50, false))
+	namer, ok := s.Session.(engine.KindNamer)
+	if !ok || s.geo.Layout != engine.Objects {
+		s.close()
+		t.Skip("the engine serves read and write alone")
+	}
+	kinds := map[engine.OpKind]engine.KindName{}
+	names := map[string]bool{}
+	for _, k := range namer.Kinds() {
+		if _, dup := kinds[k.Kind]; dup || names[k.Name] || names[k.FirstByte] || k.Name == "" || k.Kind >= engine.NumOpKinds {
+			t.Fatalf("Kinds() = %v: every kind, and every name, must appear once", namer.Kinds())
+		}
+		kinds[k.Kind], names[k.Name] = k, true
+		if k.FirstByte != "" {
+			names[k.FirstByte] = true
+		}
+	}
+	if _, ok := kinds[engine.Read]; !ok {
+		t.Fatalf("Kinds() = %v lacks read", namer.Kinds())
+	}
+	if _, ok := kinds[engine.Write]; !ok {
+		t.Fatalf("Kinds() = %v lacks write", namer.Kinds())
+	}
+	s.write(0)
+	object := func(kind engine.OpKind) *engine.Op {
+		op := s.op(kind, 0)
+		if kind != engine.Read {
+			op.Buf = op.Buf[:0]
+		}
+		return op
+	}
+	for kind, k := range kinds {
+		if kind == engine.Write || kind == engine.Delete {
+			continue
+		}
+		op := object(kind)
+		start := engine.Now()
+		if err := s.do(t.Context(), op); err != nil {
+			t.Fatalf("%s (%s) of an object just written: %v", k.Name, kind, err)
+		}
+		end := engine.Now()
+		if k.FirstByte != "" && (op.FirstByte < start || op.FirstByte > end) {
+			t.Errorf("%s's first byte at %v, outside the op (%v to %v)", k.Name, op.FirstByte, start, end)
+		}
+	}
+	if del, ok := kinds[engine.Delete]; ok {
+		if err := s.do(t.Context(), object(engine.Delete)); err != nil {
+			t.Fatalf("%s of an object just written: %v", del.Name, err)
+		}
+		for _, kind := range []engine.OpKind{engine.Read, engine.Stat} {
+			if k, ok := kinds[kind]; ok {
+				if err := s.do(t.Context(), object(kind)); err == nil {
+					t.Errorf("%s of a deleted object succeeded", k.Name)
+				}
+			}
 		}
 	}
 	s.close()
