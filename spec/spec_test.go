@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -141,5 +142,18 @@ func TestValidate(t *testing.T) {
 		if err := w.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted %+v", name, w)
 		}
+	}
+}
+
+func TestBoundToPassesIsWholeBlocksPerPass(t *testing.T) {
+	w := Workload{Target: Target{Scheme: "file", Location: "/x"}, Pattern: Sequential, BlockSize: 4096, Workers: 1, QueueDepth: 1}
+	if err := w.BoundToPasses(10*4096+5, 3); err != nil || w.TotalBytes != 30*4096 {
+		t.Errorf("3 passes over 10 blocks and 5 bytes: total %s, %v", w.TotalBytes, err)
+	}
+	if err := w.BoundToPasses(100, 1); err == nil || !strings.Contains(err.Error(), "do not hold one block") {
+		t.Errorf("a target smaller than a block: %v", err)
+	}
+	if err := w.BoundToPasses(1<<40, 1<<40); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("too many passes: %v", err)
 	}
 }

@@ -158,6 +158,23 @@ func (w *Workload) Writes() bool { return w.ReadPercent < 100 }
 // Reads reports whether the workload issues any read.
 func (w *Workload) Reads() bool { return w.ReadPercent > 0 }
 
+// BoundToPasses sets the byte bound to passes passes over a target of
+// size bytes, each pass rounded down to whole blocks, as fio bounds a job
+// that gives no size; then it validates the workload.
+func (w *Workload) BoundToPasses(size Size, passes int64) error {
+	bs := w.BlockSize
+	if bs <= 0 || size < bs {
+		return fmt.Errorf("the target's %d bytes do not hold one block of %s", size, bs)
+	}
+	pass := int64(size / bs * bs)
+	passes = max(passes, 1)
+	if pass > (1<<62)/passes {
+		return fmt.Errorf("%d passes over %d bytes is out of range", passes, pass)
+	}
+	w.TotalBytes = Size(pass * passes)
+	return w.Validate()
+}
+
 // EffectiveObjectSize is ObjectSize, or BlockSize when that is unset.
 func (w *Workload) EffectiveObjectSize() Size {
 	if w.ObjectSize > 0 {

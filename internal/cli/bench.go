@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
 )
 
 // rwModes maps fio's rw= names to a pattern and the share of reads.
@@ -108,19 +109,19 @@ func newBenchCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st := step{name: name, w: w, save: out}
-			if st.save == "" {
-				st.save = stamped(results, name) + ".json"
+			st := step.Step{Name: name, Workload: w, Save: out}
+			if st.Save == "" {
+				st.Save = stamped(results, name) + ".json"
 			}
 			text := env.Stdout
 			if format == "json" {
 				text = env.Stderr
 			}
-			so := stepOutput{summary: text}
+			so := step.Output{Summary: text, Live: env.live}
 			if !quiet {
-				so.progress = text
+				so.Progress = text
 			}
-			res, err := runStep(cmd.Context(), st, so)
+			res, err := step.Run(cmd.Context(), st, so)
 			if err != nil {
 				return err
 			}

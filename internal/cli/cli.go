@@ -14,6 +14,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/step"
 )
 
 // Exit codes.
@@ -30,6 +31,9 @@ type Env struct {
 	// StdoutTerminal and StderrTerminal say whether each goes to a
 	// terminal: a live progress line is drawn only on one.
 	StdoutTerminal, StderrTerminal bool
+	// live, set by a plan run for the commands it runs, draws the live
+	// progress line of their steps.
+	live *step.Live
 }
 
 // exitError carries an exit code up to Main.
@@ -67,6 +71,8 @@ func Main(ctx context.Context, env Env, args []string) int {
 		code = ee.code
 	case engine.IsUsage(err):
 		code = ExitUsage
+	case errors.Is(err, step.ErrInterrupted):
+		code = ExitInterrupted
 	}
 	if code != ExitInterrupted {
 		fmt.Fprintf(env.Stderr, "cephbench: %s\n", oneLine(err.Error()))

@@ -22,6 +22,7 @@ import (
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
 )
 
 // diskRegion is the default region: large enough that a disk's own write
@@ -123,17 +124,17 @@ type diskPlan struct {
 // sequential read likewise, then 4K random reads and writes at queue
 // depths 1 and diskDeepQueue. Reads come before random writes so that
 // they read the blocks of the sequential write.
-func (p diskPlan) steps(region int64) []step {
+func (p diskPlan) steps(region int64) []step.Step {
 	base := p.base
 	base.FileSize = spec.Size(region)
 	seq := base
 	seq.Pattern, seq.BlockSize = spec.Sequential, p.bs
 	seq.TotalBytes = spec.Size(region - region%int64(p.bs))
-	mk := func(name string, w spec.Workload, reads int) step {
+	mk := func(name string, w spec.Workload, reads int) step.Step {
 		w.Name, w.ReadPercent = name, reads
-		return step{name: name, w: w}
+		return step.Step{Name: name, Workload: w}
 	}
-	steps := []step{
+	steps := []step.Step{
 		mk("disk-seqwrite-"+p.bs.String(), seq, 0),
 		mk("disk-seqread-"+p.bs.String(), seq, 100),
 	}
@@ -215,7 +216,7 @@ carries a filesystem or other signature is refused unless --force.`,
 				bs: bs, ioengine: asyncEngine(),
 			}
 			for _, st := range plan.steps(region) {
-				if err := st.w.Validate(); err != nil {
+				if err := st.Workload.Validate(); err != nil {
 					return usageErr(err)
 				}
 			}
@@ -228,7 +229,7 @@ carries a filesystem or other signature is refused unless --force.`,
 			if !quiet {
 				progress = env.Stdout
 			}
-			return runDisk(cmd.Context(), env.Stdout, progress, t, plan, region, results, !keep && !t.device && !t.existed)
+			return runDisk(cmd.Context(), env, progress, t, plan, region, results, !keep && !t.device && !t.existed)
 		},
 	}
 	fl := cmd.Flags()
@@ -246,7 +247,8 @@ carries a filesystem or other signature is refused unless --force.`,
 // resultsDir, and stops at the first that fails or is interrupted. Then it
 // removes the file the run created if remove, and prints the table of the
 // steps that ran.
-func runDisk(ctx context.Context, out, progress io.Writer, t diskTarget, plan diskPlan, region int64, resultsDir string, remove bool) error {
+func runDisk(ctx context.Context, env Env, progress io.Writer, t diskTarget, plan diskPlan, region int64, resultsDir string, remove bool) error {
+	out := env.Stdout
 	runDir := stamped(resultsDir, "disk")
 	fmt.Fprintf(out, "cephbench %s: disk baseline of %s, region %s: %s sequential, %s random at qd 1 and %d (%s), up to %s a step\n\n",
 		result.Version, t, spec.Size(region), plan.bs, spec.Size(diskSmallBlock), diskDeepQueue, plan.ioengine, plan.base.Duration)
@@ -257,13 +259,13 @@ func runDisk(ctx context.Context, out, progress io.Writer, t diskTarget, plan di
 	readOnly := false
 	for i := 0; i < len(steps); i++ {
 		st := steps[i]
-		if readOnly && st.w.Writes() {
+		if readOnly && st.Workload.Writes() {
 			continue
 		}
-		st.save = filepath.Join(runDir, fmt.Sprintf("%02d-%s.json", i+1, st.name))
-		res, err := runStep(ctx, st, stepOutput{progress: progress, summary: out})
+		st.Save = filepath.Join(runDir, fmt.Sprintf("%02d-%s.json", i+1, st.Name))
+		res, err := step.Run(ctx, st, step.Output{Progress: progress, Summary: out, Live: env.live})
 		var refused *engine.UsageError
-		if i == 0 && t.existed && !st.w.Force && errors.As(err, &refused) {
+		if i == 0 && t.existed && !st.Workload.Force && errors.As(err, &refused) {
 			// The engine refused before any I/O: reading the file
 			// still measures the disk.
 			fmt.Fprintf(out, "read steps only: %s\n\n", oneLine(refused.Error()))
@@ -287,11 +289,11 @@ func runDisk(ctx context.Context, out, progress io.Writer, t diskTarget, plan di
 			// firmware (an SSD answers trimmed blocks without reading).
 			covered := res.Ops["write"].Bytes
 			if covered == 0 { // a zero region would mean the whole device
-				stepErr = fmt.Errorf("%s wrote nothing, so the other steps have nothing to read", st.name)
+				stepErr = fmt.Errorf("%s wrote nothing, so the other steps have nothing to read", st.Name)
 				break
 			}
 			fmt.Fprintf(out, "the write covered %s of the %s region in %s; the next steps address only that\n\n",
-				spec.Size(covered), st.w.FileSize, st.w.Duration)
+				spec.Size(covered), st.Workload.FileSize, st.Workload.Duration)
 			steps = append(steps[:1], plan.steps(covered)[1:]...)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
-	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
 )
 
 const fioHelp = `Usage: cephbench fio [options] [jobfile ...]
@@ -76,6 +76,7 @@ type fioRun struct {
 	plan    *fiojob.Plan
 	results string // the folder of cephbench's own results
 	stamp   string // the invocation's time, naming its result files
+	live    *step.Live
 
 	mu     sync.Mutex
 	header func() // prints fio's header, the first time it is called
@@ -100,7 +101,7 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 		out = f
 	}
 	r := &fioRun{
-		plan: plan, results: plan.ResultsDir, stamp: time.Now().Format(stampLayout),
+		plan: plan, results: plan.ResultsDir, stamp: time.Now().Format(stampLayout), live: env.live,
 		latest: make([]*result.Result, len(plan.Jobs)),
 	}
 	if r.results == "" {
@@ -211,31 +212,25 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 		case <-time.After(j.StartDelay):
 		}
 	}
-	st := step{
-		name: j.Name, w: j.Workload,
-		save: filepath.Join(r.results, fmt.Sprintf("%s-fio-%d-%s.json", r.stamp, i, fileSafe(j.Name))),
+	st := step.Step{
+		Name: j.Name, Workload: j.Workload,
+		Save: filepath.Join(r.results, fmt.Sprintf("%s-fio-%d-%s.json", r.stamp, i, fileSafe(j.Name))),
 	}
 	if j.WholeTarget {
-		st.fit = func(w *spec.Workload, g engine.Geometry) error {
-			if err := j.SetTargetSize(spec.Size(g.Size)); err != nil {
-				return err
-			}
-			w.TotalBytes = j.Workload.TotalBytes
-			return nil
-		}
+		st.Passes = j.Passes()
 	}
 	if j.RandRepeat {
 		// fio's randrepeat=1 (its default): every run draws the same
 		// offsets.
-		st.seed = 1
+		st.Seed = 1
 	}
-	so := stepOutput{opened: func(engine.Session) metrics.Subscriber {
+	so := step.Output{Live: r.live, Opened: func(engine.Session) metrics.Subscriber {
 		r.header()
 		return nil
 	}}
 	if r.plan.StatusInterval > 0 {
 		var last time.Time
-		so.soFar = func(o *runner.Outcome) {
+		so.SoFar = func(o *runner.Outcome) {
 			// A result encodes every histogram: make one only as
 			// often as the status is printed, not every second.
 			if time.Since(last) < r.plan.StatusInterval/2 {
@@ -243,11 +238,11 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 			}
 			last = time.Now()
 			// o is valid only now: Result copies it.
-			res, err := o.Result(st.name, &st.w, result.ThisHost())
+			res, err := o.Result(st.Name, &st.Workload, result.ThisHost())
 			if err == nil {
 				// The log holds every second so far: its subscriber
 				// runs before this.
-				res.Series, err = result.ReadTickLog(result.TickLogPath(st.save))
+				res.Series, err = result.ReadTickLog(result.TickLogPath(st.Save))
 			}
 			if err != nil {
 				return // the status line misses one second; the run goes on
@@ -257,7 +252,7 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 			r.mu.Unlock()
 		}
 	}
-	return runStep(ctx, st, so)
+	return step.Run(ctx, st, so)
 }
 
 // printStatus writes the output of every job so far each

@@ -25,6 +25,7 @@ import (
 	"github.com/cephbench/cephbench/report/document"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
 )
 
 // planRun is one run of a plan's items into a results folder.
@@ -406,16 +407,15 @@ func (r *planRun) runItem(ctx context.Context, i int, it plan.Item, savesResults
 		child.Stdout = io.MultiWriter(logf, r.text())
 	}
 	label := fmt.Sprintf("[%d/%d] %s", i+1, len(r.items), it.ID)
-	runCtx := ctx
 	if r.live != nil {
-		runCtx = withLiveLine(ctx, r.live, label, it.Step)
+		child.live = &step.Live{W: r.live, Label: label, Part: it.Step}
 	}
 	args := it.Args
 	if savesResults {
 		args = append(append([]string{}, args...), "--results", abs)
 	}
 	started := time.Now()
-	code := Main(runCtx, child, args)
+	code := Main(ctx, child, args)
 
 	st.Status, st.Error, st.Results, st.Log = result.StepDone, "", nil, filepath.Join(dir, stepLogFile)
 	switch code {

@@ -17,6 +17,7 @@ import (
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
 )
 
 // cephFlags are the rados tool's connection options.
@@ -171,9 +172,9 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 
 func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, resultsDir string) error {
 	name := "rados-bench-" + mode
-	st := step{name: name, w: w, save: stamped(resultsDir, name) + ".json"}
+	st := step.Step{Name: name, Workload: w, Save: stamped(resultsDir, name) + ".json"}
 	var prefix string
-	out := stepOutput{opened: func(s engine.Session) metrics.Subscriber {
+	out := step.Output{Live: env.live, Opened: func(s engine.Session) metrics.Subscriber {
 		if rs, ok := s.(*rados.Session); ok {
 			prefix = rs.Prefix()
 		}
@@ -187,7 +188,7 @@ func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, res
 		}
 		return cephtext.NewRadosProgress(env.Stdout, int64(w.BlockSize)).Tick
 	}}
-	res, err := runStep(ctx, st, out)
+	res, err := step.Run(ctx, st, out)
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, res
 	switch format {
 	case "plain":
 		cephtext.RadosSummary(env.Stdout, res, kind)
-		fmt.Fprintf(env.Stdout, "Result saved to:        %s\n", st.save)
+		fmt.Fprintf(env.Stdout, "Result saved to:        %s\n", st.Save)
 	default:
 		doc := cephtext.RadosJSON(res, kind, w.QueueDepth, prefix)
 		var b []byte
@@ -211,7 +212,7 @@ func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, res
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "%s\n", b)
-		fmt.Fprintf(env.Stderr, "result saved to %s\n", st.save)
+		fmt.Fprintf(env.Stderr, "result saved to %s\n", st.Save)
 	}
 	if res.Interrupted {
 		return errInterrupted

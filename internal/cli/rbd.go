@@ -13,6 +13,7 @@ import (
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
 )
 
 // rbdDefaultPool is the pool rbd uses when none is named (rbd_default_pool).
@@ -178,18 +179,18 @@ func rbdBench(ctx context.Context, env Env, w spec.Workload, f *rbdBenchFlags) e
 		ioType = "readwrite"
 	}
 	name := "rbd-bench-" + ioType
-	st := step{name: name, w: w, save: stamped(f.results, name) + ".json"}
+	st := step.Step{Name: name, Workload: w, Save: stamped(f.results, name) + ".json"}
 	pattern := map[spec.Pattern]string{spec.Sequential: "sequential", spec.Random: "random"}[w.Pattern]
-	out := stepOutput{opened: func(engine.Session) metrics.Subscriber {
+	out := step.Output{Live: env.live, Opened: func(engine.Session) metrics.Subscriber {
 		cephtext.RBDStart(env.Stdout, ioType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)
 		return cephtext.NewRBDProgress(env.Stdout).Tick
 	}}
-	res, err := runStep(ctx, st, out)
+	res, err := step.Run(ctx, st, out)
 	if err != nil {
 		return err
 	}
 	cephtext.RBDSummary(env.Stdout, res)
-	fmt.Fprintf(env.Stdout, "result saved to: %s\n", st.save)
+	fmt.Fprintf(env.Stdout, "result saved to: %s\n", st.Save)
 	if res.Interrupted {
 		return errInterrupted
 	}

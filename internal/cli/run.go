@@ -19,6 +19,7 @@ import (
 	"github.com/cephbench/cephbench/plan"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
 )
 
 // The built-in plan's data budget: at most this much, and at most a
@@ -38,12 +39,12 @@ const perWorkerFile = "cephbench.0.dat"
 // time-bound write keeps a bounded footprint), then verified sequential
 // and random reads of them. The write keeps its objects for the reads; the
 // plan removes them at the end.
-func objectSteps(target spec.Target, dur spec.Duration, budget uint64) []step {
+func objectSteps(target spec.Target, dur spec.Duration, budget uint64) []step.Step {
 	objects := spec.Workload{
 		Target: target, BlockSize: 4 << 20,
 		Objects: max(int64(budget/(4<<20)), 1), Cycle: true, Workers: 16, QueueDepth: 1, Duration: dur, Keep: true,
 	}
-	return []step{
+	return []step.Step{
 		planStep("objects-write-4M", objects, spec.Sequential, 0),
 		planStep("objects-seq-read-4M", objects, spec.Sequential, 100),
 		planStep("objects-rand-read-4M", objects, spec.Random, 100),
@@ -52,12 +53,12 @@ func objectSteps(target spec.Target, dur spec.Duration, budget uint64) []step {
 
 // fileSteps are the plan's 4K random writes and reads of a file in the
 // directory target, with O_DIRECT, 16 in flight.
-func fileSteps(target spec.Target, dur spec.Duration, size uint64) []step {
+func fileSteps(target spec.Target, dur spec.Duration, size uint64) []step.Step {
 	file := spec.Workload{
 		Target: target, BlockSize: 4 << 10,
 		FileSize: spec.Size(size), Workers: 1, QueueDepth: 16, Duration: dur, Direct: true, Keep: true,
 	}
-	return []step{
+	return []step.Step{
 		planStep("file-randwrite-4K", file, spec.Random, 0),
 		planStep("file-randread-4K", file, spec.Random, 100),
 	}
@@ -68,13 +69,13 @@ func fileSteps(target spec.Target, dur spec.Duration, size uint64) []step {
 // size is the region addressed, and the size of an image the target asks
 // to create; reads are verified only on an image the plan creates (one
 // that holds a user's data holds no blocks cephbench can check).
-func blockSteps(target spec.Target, dur spec.Duration, size uint64, creates bool) []step {
+func blockSteps(target spec.Target, dur spec.Duration, size uint64, creates bool) []step.Step {
 	large := spec.Workload{
 		Target: target, BlockSize: 4 << 20, FileSize: spec.Size(size), Workers: 1, QueueDepth: 16, Duration: dur, Keep: true,
 	}
 	small := large
 	small.BlockSize = 4 << 10
-	steps := []step{
+	steps := []step.Step{
 		planStep("block-seqwrite-4M", large, spec.Sequential, 0),
 		planStep("block-seqread-4M", large, spec.Sequential, 100),
 		planStep("block-randwrite-4K", small, spec.Random, 0),
@@ -82,7 +83,7 @@ func blockSteps(target spec.Target, dur spec.Duration, size uint64, creates bool
 	}
 	if !creates {
 		for i := range steps {
-			steps[i].w.Verify = false
+			steps[i].Workload.Verify = false
 		}
 	}
 	return steps
@@ -90,18 +91,18 @@ func blockSteps(target spec.Target, dur spec.Duration, size uint64, creates bool
 
 // cephfsSteps are the plan's file steps on a CephFS directory: 4K random
 // writes and reads of a file, 16 in flight (libcephfs has no O_DIRECT).
-func cephfsSteps(target spec.Target, dur spec.Duration, size uint64) []step {
+func cephfsSteps(target spec.Target, dur spec.Duration, size uint64) []step.Step {
 	steps := fileSteps(target, dur, size)
 	for i := range steps {
-		steps[i].w.Direct = false
+		steps[i].Workload.Direct = false
 	}
 	return steps
 }
 
-func planStep(name string, base spec.Workload, p spec.Pattern, reads int) step {
+func planStep(name string, base spec.Workload, p spec.Pattern, reads int) step.Step {
 	w := base
 	w.Name, w.Pattern, w.ReadPercent, w.Verify = name, p, reads, reads > 0
-	return step{name: name, w: w}
+	return step.Step{Name: name, Workload: w}
 }
 
 func newRunCmd(env Env) *cobra.Command {
@@ -280,16 +281,16 @@ func quickRun(env Env, target string, dur spec.Duration, quiet bool) (*planRun, 
 	}
 	lastWrite := map[spec.Target]string{}
 	for _, st := range steps {
-		args := workloadArgs(st.name, &st.w)
+		args := workloadArgs(st.Name, &st.Workload)
 		if quiet {
 			args = append(args, "--quiet")
 		}
-		it := plan.Item{ID: st.name, PlanStep: result.PlanStep{Step: st.name, Target: target, Repeat: 1, Of: 1}, Args: args}
+		it := plan.Item{ID: st.Name, PlanStep: result.PlanStep{Step: st.Name, Target: target, Repeat: 1, Of: 1}, Args: args}
 		// A read verifies what the write before it on the same target
 		// left, so a resumed run writes again first.
-		if st.w.ReadPercent == 0 {
-			lastWrite[st.w.Target] = it.ID
-		} else if w, ok := lastWrite[st.w.Target]; ok {
+		if st.Workload.ReadPercent == 0 {
+			lastWrite[st.Workload.Target] = it.ID
+		} else if w, ok := lastWrite[st.Workload.Target]; ok {
 			it.Requires = []string{w}
 		}
 		r.items = append(r.items, it)
@@ -300,12 +301,12 @@ func quickRun(env Env, target string, dur spec.Duration, quiet bool) (*planRun, 
 
 // quickSteps are the quick plan's steps on t, as t's engine says what t
 // is; the plan removes what they keep when it ends.
-func quickSteps(r *planRun, t spec.Target, dur spec.Duration) ([]step, error) {
+func quickSteps(r *planRun, t spec.Target, dur spec.Duration) ([]step.Step, error) {
 	d, err := engine.Describe(t.Scheme)
 	if err != nil {
 		d.Kind = engine.KindOther
 	}
-	var steps []step
+	var steps []step.Step
 	switch d.Kind {
 	case engine.KindLocalDirectory:
 		return quickLocal(r, t, dur)
@@ -355,7 +356,7 @@ func quickTargets() string {
 // directory is created when the run starts (prepare), and removed at the
 // end if the plan created it and it is empty; the data file is removed if
 // the plan created it.
-func quickLocal(r *planRun, t spec.Target, dur spec.Duration) ([]step, error) {
+func quickLocal(r *planRun, t spec.Target, dur spec.Duration) ([]step.Step, error) {
 	dir := t.Location
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, usagef("--target %s is not a directory", dir)

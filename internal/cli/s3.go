@@ -17,6 +17,7 @@ import (
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
 	"github.com/cephbench/cephbench/workload"
 )
 
@@ -395,11 +396,11 @@ func (b *s3Bencher) heading(p s3Phase) string {
 // saves and prints its result.
 func (b *s3Bencher) phase(ctx context.Context, p s3Phase, limit int64, save string) (*result.Result, error) {
 	w := b.spec(p, limit)
-	out := stepOutput{summary: b.env.Stdout, heading: b.heading(p)}
+	out := step.Output{Summary: b.env.Stdout, Heading: b.heading(p), Live: b.env.live}
 	if !b.f.quiet {
-		out.progress = b.env.Stdout
+		out.Progress = b.env.Stdout
 	}
-	res, err := runOn(ctx, b.sess, step{name: w.Name, w: w, save: save}, out, runner.Options{Objects: b.objs}, nil)
+	res, err := step.RunOn(ctx, b.sess, step.Step{Name: w.Name, Workload: w, Save: save}, out, runner.Options{Objects: b.objs}, nil)
 	if err == nil {
 		fmt.Fprintln(b.env.Stdout)
 	}

@@ -142,30 +142,9 @@ type Job struct {
 // Option is one option as a job gave it.
 type Option struct{ Name, Value string }
 
-// SetTargetSize completes a WholeTarget job's byte bound from the size of
-// its file, device or image, as the engine reports it: one pass, rounded
-// down to whole blocks, per loop and clone, as fio does. It does nothing
-// to other jobs. The error is the workload's Validate error.
-func (j *Job) SetTargetSize(size spec.Size) error {
-	if !j.WholeTarget {
-		return nil
-	}
-	bs := j.Workload.BlockSize
-	if bs <= 0 || size < bs {
-		return fmt.Errorf("job %q: the target's %d bytes do not hold one block of %s", j.Name, size, bs)
-	}
-	pass := int64(size / bs * bs)
-	n := int64(max(j.Loops, 1)) * int64(max(j.NumJobs, 1))
-	if pass > (1<<62)/n {
-		return fmt.Errorf("job %q: %d passes over %d bytes is out of range", j.Name, n, pass)
-	}
-	j.Workload.TotalBytes = spec.Size(pass * n)
-	j.WholeTarget = false
-	if err := j.Workload.Validate(); err != nil {
-		return fmt.Errorf("job %q: %w", j.Name, err)
-	}
-	return nil
-}
+// Passes is how many passes over its target a WholeTarget job makes: one
+// per loop and clone, as fio does.
+func (j *Job) Passes() int64 { return int64(max(j.Loops, 1)) * int64(max(j.NumJobs, 1)) }
 
 // Parse reads fio's command line (the arguments after "fio") and the job
 // files it names, with getenv for ${VAR} in job files (an empty or unset

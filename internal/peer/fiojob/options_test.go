@@ -119,20 +119,17 @@ func TestWholeTarget(t *testing.T) {
 		t.Fatalf("whole target %v total %s size %s", j.WholeTarget, j.Workload.TotalBytes, j.Workload.FileSize)
 	}
 	if err := j.Workload.Validate(); err == nil {
-		t.Error("a job without any bound validates before SetTargetSize")
+		t.Error("a job without any bound validates before it is bound to its passes")
 	}
-	if err := j.SetTargetSize(10<<20 + 5); err != nil {
+	if err := j.Workload.BoundToPasses(10<<20+5, j.Passes()); err != nil {
 		t.Fatal(err)
 	}
 	// 10 whole blocks, 3 loops, 2 clones.
-	if j.Workload.TotalBytes != 60<<20 || j.WholeTarget {
+	if j.Workload.TotalBytes != 60<<20 {
 		t.Errorf("total %s", j.Workload.TotalBytes)
 	}
-	if err := j.SetTargetSize(1); err != nil {
-		t.Errorf("SetTargetSize on a bound job: %v", err)
-	}
 	k := mustParse(t, []string{"--filename=/dev/sdx", "--bs=1m", "--name=k"}, nil, nil).Jobs[0]
-	if err := k.SetTargetSize(4096); err == nil {
+	if err := k.Workload.BoundToPasses(4096, k.Passes()); err == nil {
 		t.Error("a target smaller than a block is accepted")
 	}
 	// time_based: the duration alone bounds it.

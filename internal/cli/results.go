@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// defaultResults is where commands save their results unless told.
+const defaultResults = "cephbench-results"
+
+// resultsFlag registers --results, the folder results are saved under.
+func resultsFlag(fl *pflag.FlagSet, dir *string) {
+	fl.StringVar(dir, "results", defaultResults, "folder under which results are saved")
+}
+
+// stampLayout is the local time that starts the names of saved results
+// and results folders, so that they sort by when they ran.
+const stampLayout = "20060102-150405"
+
+// stamped is the path, in dir, of a result or folder called name made
+// now.
+func stamped(dir, name string) string {
+	return filepath.Join(dir, time.Now().Format(stampLayout)+"-"+name)
+}

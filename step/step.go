@@ -1,0 +1,265 @@
+// Package step runs one workload the way every cephbench command runs
+// one: open the target, complete the workload from it, record the
+// cluster's state around the run, run it through the runner with its ticks
+// going to a tick log and to the presentation's subscribers, close the
+// session (which removes what it created unless the workload keeps it),
+// and save the result.
+//
+// A Step is a plain value that round-trips through JSON unchanged, so that
+// what runs here can be recorded, checked, and run on another host; an
+// Output is how this process presents it, and is not part of the step.
+package step
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/cephbench/cephbench/cluster"
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/io/diskstats"
+	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// Step is one workload to run and where its result goes.
+type Step struct {
+	// Name names the step in reports and its result.
+	Name     string        `json:"name"`
+	Workload spec.Workload `json:"workload"`
+	// Passes, when set, bounds the workload by that many passes over its
+	// target as opened, each rounded down to whole blocks (a fio job
+	// without size= on a device or image).
+	Passes int64 `json:"passes,omitempty"`
+	// Seed makes the random offsets repeat from run to run; zero draws
+	// new ones each run.
+	Seed uint64 `json:"seed,omitempty"`
+	// Save is the JSON result's path, its tick log beside it; empty
+	// means not saved.
+	Save string `json:"save,omitempty"`
+}
+
+// Output says how this process presents a step while it runs. The zero
+// Output prints nothing.
+type Output struct {
+	Progress io.Writer // the heading and per-second table; nil for none
+	Summary  io.Writer // the summary; nil for none
+	// Heading, if set, replaces report.Heading's line (s3 bench says what
+	// a phase does in its own words).
+	Heading string
+	// Opened, if set, sees the session before the run starts and returns
+	// the per-second table of a front end that prints its own format
+	// (rados bench), or nil for none.
+	Opened func(engine.Session) metrics.Subscriber
+	// SoFar, if set, sees the run's outcome up to each second
+	// (runner.Options.SoFar).
+	SoFar func(*runner.Outcome)
+	// Live, if set, draws a live progress line.
+	Live *Live
+}
+
+// Live is a live progress line on a terminal, for a step run as a part of
+// something larger (a plan's step).
+type Live struct {
+	W io.Writer
+	// Label starts the line; the step's name follows unless Part, the
+	// name of what the step is part of, already starts with it.
+	Label, Part string
+}
+
+// ErrInterrupted is returned when ctx ended before the step could start;
+// a step interrupted once running returns its result instead.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run opens the step's target, runs the step on it and closes it. Errors
+// in what the step asks for, found before any I/O, are
+// *engine.UsageError.
+func Run(ctx context.Context, st Step, out Output) (*result.Result, error) {
+	if st.Passes == 0 {
+		if err := st.Workload.Validate(); err != nil {
+			return nil, &engine.UsageError{Err: err}
+		}
+	}
+	sess, err := engine.Open(ctx, &st.Workload)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return nil, fmt.Errorf("%s: %w", st.Name, err)
+	}
+	closeSess := func() error { return sess.Close(context.WithoutCancel(ctx)) }
+	if st.Passes > 0 {
+		if err := st.Workload.BoundToPasses(spec.Size(sess.Geometry().Size), st.Passes); err != nil {
+			return nil, errors.Join(engine.Usagef("%s: %v", st.Name, err), closeSess())
+		}
+	}
+	return RunOn(ctx, sess, st, out, runner.Options{}, closeSess)
+}
+
+// RunOn runs st on sess, an open session, with opts (its seed, ticks and
+// SoFar set here), then calls closeSess, if set, before the result is
+// made (a session that serves more steps stays open), and saves and
+// prints the result. An interrupted step still returns its result.
+func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts runner.Options, closeSess func() error) (*result.Result, error) {
+	if closeSess == nil {
+		closeSess = func() error { return nil }
+	}
+	opts.Seed, opts.SoFar = st.Seed, out.SoFar
+	if opts.Seed == 0 {
+		opts.Seed = uint64(time.Now().UnixNano())
+	}
+	var ticks *result.TickLog
+	if st.Save != "" {
+		// First in line: a second is on disk before it is printed.
+		var err error
+		if ticks, err = result.CreateTickLog(result.TickLogPath(st.Save), time.Now()); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: the tick log: %w", st.Name, err), closeSess())
+		}
+		opts.Subscribers = append(opts.Subscribers, ticks.Tick)
+	}
+	opts.Subscribers = append(opts.Subscribers, out.subscribers(sess, st)...)
+	if out.Live != nil {
+		live := out.Live.line(st)
+		opts.Subscribers = append(opts.Subscribers, live.Tick)
+		defer live.Clear()
+	}
+
+	reporter, onCluster := sess.(engine.ClusterReporter)
+	var state *cluster.Pair
+	var stateErr error
+	if onCluster {
+		state = &cluster.Pair{}
+		state.Before, stateErr = reporter.ClusterSnapshot()
+	}
+	disks := watchDisks(&st.Workload)
+	outcome, runErr := runner.Run(ctx, sess, &st.Workload, opts)
+	if onCluster {
+		var err error
+		state.After, err = reporter.ClusterSnapshot()
+		stateErr = errors.Join(stateErr, err)
+	}
+	// Clean up even when interrupted: the user's Ctrl-C must not leave
+	// our files behind.
+	closeErr := closeSess()
+	var res *result.Result
+	if runErr == nil {
+		res, runErr = outcome.Result(st.Name, &st.Workload, result.ThisHost())
+	}
+	if runErr != nil {
+		if ticks != nil {
+			ticks.Discard()
+		}
+		return nil, fmt.Errorf("%s: %w", st.Name, runErr)
+	}
+	res.Cluster = state
+	res.Disks = disks.stop()
+	res.Notes = append(res.Notes, notes(sess, stateErr, closeErr)...)
+	if st.Save != "" {
+		if err := errors.Join(res.Attach(ticks), res.Save(st.Save)); err != nil {
+			return res, fmt.Errorf("saving the result: %w", err)
+		}
+	}
+	if out.Summary != nil {
+		report.Summary(out.Summary, res)
+		if st.Save != "" {
+			fmt.Fprintf(out.Summary, "  result saved to %s\n", st.Save)
+		}
+	}
+	return res, nil
+}
+
+// subscribers prints the step's heading and returns its per-second table,
+// if any.
+func (out Output) subscribers(sess engine.Session, st Step) []metrics.Subscriber {
+	heading := func(w io.Writer) {
+		if out.Heading != "" {
+			fmt.Fprint(w, out.Heading)
+		} else {
+			report.Heading(w, st.Name, &st.Workload)
+		}
+	}
+	var table metrics.Subscriber
+	if out.Progress != nil {
+		heading(out.Progress)
+		table = report.NewProgress(out.Progress).Tick
+	} else if out.Summary != nil {
+		heading(out.Summary)
+	}
+	if out.Opened != nil {
+		if tick := out.Opened(sess); tick != nil {
+			table = tick
+		}
+	}
+	if table == nil {
+		return nil
+	}
+	return []metrics.Subscriber{table}
+}
+
+// line starts the live line of st.
+func (l *Live) line(st Step) *report.Live {
+	label := l.Label
+	if !strings.HasPrefix(l.Part, st.Name) {
+		label += " " + st.Name
+	}
+	return report.NewLive(l.W, label, time.Duration(st.Workload.Duration))
+}
+
+// notes are what a reader of the result needs to trust it: the cluster's
+// state that could not be read, buffered I/O in place of O_DIRECT, a
+// failed cleanup.
+func notes(sess engine.Session, stateErr, closeErr error) []string {
+	var n []string
+	if stateErr != nil {
+		n = append(n, "the cluster's state could not be read: "+strings.Join(strings.Fields(stateErr.Error()), " "))
+	}
+	if df, ok := sess.(engine.BufferedFallback); ok && df.DirectFallback() {
+		n = append(n, "the filesystem refused O_DIRECT, so this step used buffered I/O (page cache)")
+	}
+	if closeErr != nil {
+		n = append(n, "cleanup failed: "+closeErr.Error())
+	}
+	return n
+}
+
+// diskWatch samples the block devices under a local target around a run.
+type diskWatch struct{ w *diskstats.Watch }
+
+// watchDisks starts sampling the devices under w's target if its engine
+// asks for them and the path is on block devices; otherwise its stop
+// returns nothing.
+func watchDisks(w *spec.Workload) diskWatch {
+	if d, err := engine.Describe(w.Target.Scheme); err != nil || !d.LocalDisks {
+		return diskWatch{}
+	}
+	devices, err := diskstats.DevicesOf(w.Target.Location)
+	if err != nil || len(devices) == 0 {
+		return diskWatch{}
+	}
+	watch, err := diskstats.Start(devices)
+	if err != nil {
+		return diskWatch{}
+	}
+	return diskWatch{watch}
+}
+
+func (d diskWatch) stop() []result.DiskUsage {
+	if d.w == nil {
+		return nil
+	}
+	usage, err := d.w.Stop()
+	if err != nil {
+		return nil
+	}
+	out := make([]result.DiskUsage, 0, len(usage))
+	for _, u := range usage {
+		out = append(out, result.DiskUsage{Name: u.Name, Util: u.Util, ReadIOs: int64(u.ReadIOs), WriteIOs: int64(u.WriteIOs)})
+	}
+	return out
+}
