@@ -216,59 +216,18 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 
 	r.payload, _ = sess.(engine.Payload)
 	r.pacer = pacerFor(w)
-	sizes, err := objectSizes(sess, w)
-	if err != nil {
+	if err := r.newWorkers(col, geo, shares); err != nil {
 		return nil, err
-	}
-	shared := &workload.Shared{ObjectSizes: sizes}
-	var mix *workload.Mix
-	if mixed {
-		objs := opts.Objects
-		if objs == nil {
-			objs = workload.NewObjects(geo.ObjectCount)
-		}
-		mix = workload.NewMix(shares, w, objs)
-	}
-	for i := 0; i < w.Workers; i++ {
-		wk := &worker{rec: col.NewRecorder()}
-		if mix != nil {
-			wk.gen = mix.Worker(i, opts.Seed)
-		} else {
-			wk.gen = workload.New(w, geo, i, shared, opts.Seed)
-		}
-		r.workers = append(r.workers, wk)
 	}
 	async, isAsync := sess.(engine.AsyncSession)
 	var queues []engine.Queue
 	if isAsync {
-		for range r.workers {
-			q, err := async.NewQueue(w.QueueDepth)
-			if err != nil {
-				for _, q := range queues {
-					q.Close()
-				}
-				return nil, fmt.Errorf("opening a queue of depth %d: %w", w.QueueDepth, err)
-			}
-			queues = append(queues, q)
+		if queues, err = openQueues(async, w.Workers, w.QueueDepth); err != nil {
+			return nil, err
 		}
 	}
 
-	// Staging starts ops later than the runner admits them, which only
-	// an unpaced run without a ramp or backlog can allow: a pacer's
-	// schedule, the ramp's boundary and the backlog are decided at
-	// admission.
-	spare := 0
-	if r.pacer == nil && w.Ramp == 0 && w.MaxBacklog == 0 && len(queues) > 0 {
-		spare = 1 << 30
-		for _, q := range queues {
-			sq, ok := q.(engine.StagingQueue)
-			if !ok {
-				spare = 0
-				break
-			}
-			spare = min(spare, sq.Spare())
-		}
-	}
+	spare := r.stagingSpare(queues)
 	slots := w.QueueDepth + spare // per worker
 	buffers, err := newBufferArena(w.Workers*slots, int(w.BlockSize), geo.Alignment)
 	if err != nil {
@@ -312,22 +271,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		}
 	}
 
-	var wg sync.WaitGroup
-	for i, wk := range r.workers {
-		mine := bufs[i*slots : (i+1)*slots]
-		if isAsync {
-			wg.Add(1)
-			go func() { defer wg.Done(); r.asyncLoop(wk, queues[i], mine) }()
-			continue
-		}
-		for _, buf := range mine {
-			wg.Add(1)
-			go func() { defer wg.Done(); r.syncLoop(wk, buf) }()
-		}
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-
+	done := r.start(queues, bufs, slots)
 	r.tickUntil(done, col, interval)
 	if w.EndFsync && ctx.Err() == nil {
 		// Every worker has ended: the sync is the last thing measured.
@@ -335,6 +279,14 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 			r.sync(r.workers[0], file)
 		}
 	}
+	r.conclude(out, col, done, buffers, interval, usage0)
+	return out, nil
+}
+
+// conclude completes out once the loops have ended or been given up on:
+// the ops abandoned, the final interval, the times, CPU, stop reason and
+// pacing counts.
+func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{}, buffers *bufferArena, interval time.Duration, usage0 metrics.Usage) {
 	for _, wk := range r.workers {
 		out.Abandoned += r.issuedInFlight(wk)
 	}
@@ -360,7 +312,96 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		out.Late = r.late.Load()
 		out.Missed = r.missed(now)
 	}
-	return out, nil
+}
+
+// newWorkers makes the run's workers, each with its recorder and op
+// generator: the op mix's when the workload has one, else the workload's
+// own over the target's geometry.
+func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []workload.Share) error {
+	w, opts := r.w, r.opts
+	sizes, err := objectSizes(r.sess, w)
+	if err != nil {
+		return err
+	}
+	shared := &workload.Shared{ObjectSizes: sizes}
+	var mix *workload.Mix
+	if w.Mix != "" {
+		objs := opts.Objects
+		if objs == nil {
+			objs = workload.NewObjects(geo.ObjectCount)
+		}
+		mix = workload.NewMix(shares, w, objs)
+	}
+	for i := 0; i < w.Workers; i++ {
+		wk := &worker{rec: col.NewRecorder()}
+		if mix != nil {
+			wk.gen = mix.Worker(i, opts.Seed)
+		} else {
+			wk.gen = workload.New(w, geo, i, shared, opts.Seed)
+		}
+		r.workers = append(r.workers, wk)
+	}
+	return nil
+}
+
+// openQueues opens one queue of depth per worker, or none.
+func openQueues(async engine.AsyncSession, workers, depth int) ([]engine.Queue, error) {
+	var queues []engine.Queue
+	for range workers {
+		q, err := async.NewQueue(depth)
+		if err != nil {
+			for _, q := range queues {
+				q.Close()
+			}
+			return nil, fmt.Errorf("opening a queue of depth %d: %w", depth, err)
+		}
+		queues = append(queues, q)
+	}
+	return queues, nil
+}
+
+// stagingSpare is how many ops beyond the depth each queue may stage: the
+// least any queue takes, or 0. Staging starts ops later than the runner
+// admits them, which only an unpaced run without a ramp or backlog can
+// allow: a pacer's schedule, the ramp's boundary and the backlog are
+// decided at admission.
+func (r *run) stagingSpare(queues []engine.Queue) int {
+	w := r.w
+	spare := 0
+	if r.pacer == nil && w.Ramp == 0 && w.MaxBacklog == 0 && len(queues) > 0 {
+		spare = 1 << 30
+		for _, q := range queues {
+			sq, ok := q.(engine.StagingQueue)
+			if !ok {
+				spare = 0
+				break
+			}
+			spare = min(spare, sq.Spare())
+		}
+	}
+	return spare
+}
+
+// start starts the workers' loops on their buffers, slots per worker (on
+// their queues when the session is asynchronous), and returns a channel
+// closed when every loop has ended.
+func (r *run) start(queues []engine.Queue, bufs [][]byte, slots int) <-chan struct{} {
+	var wg sync.WaitGroup
+	for i, wk := range r.workers {
+		mine := bufs[i*slots : (i+1)*slots]
+		if queues != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); r.asyncLoop(wk, queues[i], mine) }()
+			continue
+		}
+		for _, buf := range mine {
+			wg.Add(1)
+			go func() { defer wg.Done(); r.syncLoop(wk, buf) }()
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done
 }
 
 // pacerFor returns the workload's pacer, or nil if it is not paced.
