@@ -149,6 +149,27 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 		return nil
 	}
 	stopStatus := r.printStatus(writeAll)
+	results, errs := r.runJobs(ctx)
+	stopStatus()
+	if watch != nil {
+		rep.Disks, _ = watch.Stop()
+	}
+	if countNonNil(results) > 0 {
+		r.header()
+		if err := errors.Join(headerErr, writeAll(results)); err != nil {
+			return err
+		}
+	}
+	if n := countNonNil(results); n > 0 {
+		fmt.Fprintf(env.Stderr, "cephbench: %d results saved in %s\n", n, r.results)
+	}
+	return jobsError(ctx, errs)
+}
+
+// runJobs runs the plan's jobs: each stonewall waits for the jobs before
+// it, the others start together. It returns each job's result and error.
+func (r *fioRun) runJobs(ctx context.Context) ([]*result.Result, []error) {
+	plan := r.plan
 	results := make([]*result.Result, len(plan.Jobs))
 	errs := make([]error, len(plan.Jobs))
 	for from := 0; from < len(plan.Jobs) && ctx.Err() == nil; {
@@ -168,24 +189,17 @@ func runFio(ctx context.Context, env Env, plan *fiojob.Plan) error {
 		wg.Wait()
 		from = to
 	}
-	stopStatus()
-	if watch != nil {
-		rep.Disks, _ = watch.Stop()
-	}
-	if countNonNil(results) > 0 {
-		r.header()
-		if err := errors.Join(headerErr, writeAll(results)); err != nil {
-			return err
-		}
-	}
-	if n := countNonNil(results); n > 0 {
-		fmt.Fprintf(env.Stderr, "cephbench: %d results saved in %s\n", n, r.results)
-	}
+	return results, errs
+}
+
+// jobsError is the run's error from its jobs' errors: the one failure, or
+// how many failed, or that it was interrupted.
+func jobsError(ctx context.Context, errs []error) error {
 	var failed []error
 	for _, err := range errs {
 		var ee *exitError
 		switch {
-		case errors.As(err, &ee) && ee.code == ExitInterrupted:
+		case errors.As(err, &ee) && ee.code == ExitInterrupted, errors.Is(err, step.ErrInterrupted):
 		case err != nil:
 			failed = append(failed, err)
 		}
