@@ -508,16 +508,27 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 		timer.Reset(wait)
 		select {
 		case <-done:
-			return
+			if !r.pacedToItsEnd() {
+				return
+			}
+			// A paced run's schedule is its measured period: the
+			// moments after its last op was due are measured too.
+			done = nil
+			continue
 		case <-r.ctx.Done():
 			r.stop(StopInterrupted)
-			r.drain(done)
+			if done != nil {
+				r.drain(done)
+			}
 			return
 		case <-timer.C:
 		}
 		now = engine.Now()
 		if now >= r.end {
 			r.stop(StopDuration)
+			if done == nil {
+				return
+			}
 			select {
 			case <-done:
 			case <-r.ctx.Done():
@@ -531,6 +542,13 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 		r.emit(col.Tick(next - r.rampEnd))
 		next += interval
 	}
+}
+
+// pacedToItsEnd reports whether the workers ended because a paced run's
+// next op was due after its duration: the run then lasts until then.
+func (r *run) pacedToItsEnd() bool {
+	reason, _ := r.reason.Load().(string)
+	return r.pacer != nil && r.w.Duration > 0 && reason == StopDuration && engine.Now() < r.end
 }
 
 // emit adds the op counts to a closed interval and hands it to the

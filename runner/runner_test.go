@@ -206,6 +206,31 @@ func TestRatePacingIsOpenLoop(t *testing.T) {
 	}
 }
 
+// A paced run measures its whole duration, also after its last op was due:
+// 2 ops a second for 1.8 s are due at 0, 0.5, 1 and 1.5 s, and the run
+// lasts until 1.8 s, its seconds a full one and a last 0.8.
+func TestPacedRunMeasuresItsWholeDuration(t *testing.T) {
+	var ticks []metrics.Tick
+	w := workloadOf(func(w *spec.Workload) {
+		w.RateIOPS = 2
+		w.Duration = spec.Duration(1800 * time.Millisecond)
+		w.Workers, w.QueueDepth = 1, 1
+	})
+	o, err := Run(context.Background(), &fakeSession{}, w, Options{Subscribers: []metrics.Subscriber{func(t metrics.Tick) { ticks = append(ticks, t) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops, _ := totalOps(o); ops != 4 || o.StopReason != StopDuration {
+		t.Errorf("%d ops, stopped by %s; want 4 by its duration", ops, o.StopReason)
+	}
+	if o.Elapsed < 1800*time.Millisecond {
+		t.Errorf("measured %v of a 1.8 s run", o.Elapsed)
+	}
+	if len(ticks) != 2 || ticks[1].Dur < 0.79 {
+		t.Errorf("%d ticks, the last %+v; want a full second and 0.8 s", len(ticks), ticks[len(ticks)-1].Second)
+	}
+}
+
 func TestMissedSlotsAreCounted(t *testing.T) {
 	s := &fakeSession{delay: func(int64) time.Duration { return 5 * time.Millisecond }}
 	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
