@@ -197,9 +197,8 @@ func (r *fioRun) runJobs(ctx context.Context) ([]*result.Result, []error) {
 func jobsError(ctx context.Context, errs []error) error {
 	var failed []error
 	for _, err := range errs {
-		var ee *exitError
 		switch {
-		case errors.As(err, &ee) && ee.code == ExitInterrupted, errors.Is(err, step.ErrInterrupted):
+		case errors.Is(err, step.ErrInterrupted):
 		case err != nil:
 			failed = append(failed, err)
 		}
@@ -222,7 +221,7 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 	if j.StartDelay > 0 {
 		select {
 		case <-ctx.Done():
-			return nil, errInterrupted
+			return nil, step.ErrInterrupted
 		case <-time.After(j.StartDelay):
 		}
 	}
