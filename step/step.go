@@ -43,6 +43,11 @@ type Step struct {
 	// Save is the JSON result's path, its tick log beside it; empty
 	// means not saved.
 	Save string `json:"save,omitempty"`
+	// Plan, if set, places the step in a plan run; its result carries it.
+	Plan *result.PlanStep `json:"plan,omitempty"`
+	// Front is the command the step was asked for with, and that
+	// command's options beyond the workload.
+	Front Front `json:"front"`
 }
 
 // Output says how this process presents a step while it runs. The zero
@@ -159,6 +164,7 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	}
 	res.Cluster = state
 	res.Disks = disks.stop()
+	res.Plan = st.Plan
 	res.Notes = append(res.Notes, notes(sess, stateErr, closeErr)...)
 	if st.Save != "" {
 		if err := errors.Join(res.Attach(ticks), res.Save(st.Save)); err != nil {

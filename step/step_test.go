@@ -2,10 +2,8 @@ package step
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,54 +11,16 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	_ "github.com/cephbench/cephbench/engine/file"
 	_ "github.com/cephbench/cephbench/engine/null"
+	"github.com/cephbench/cephbench/internal/jsontest"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 )
 
-// fillEvery sets every settable field of v, recursively, to a value that
-// is not its zero, so a field that JSON drops or changes shows.
-func fillEvery(t *testing.T, v reflect.Value, n *int) {
-	t.Helper()
-	*n++
-	switch v.Kind() {
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fillEvery(t, v.Field(i), n)
-			}
-		}
-	case reflect.String:
-		v.SetString("s" + strings.Repeat("x", *n))
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int64:
-		v.SetInt(int64(*n) * 1000)
-	case reflect.Uint64:
-		v.SetUint(uint64(*n) * 7)
-	case reflect.Float64:
-		v.SetFloat(float64(*n) + 0.25)
-	default:
-		t.Fatalf("fillEvery: a %s field (%s): teach this test its kind", v.Kind(), v.Type())
-	}
-}
-
-// A step is what a coordinator ships to another host: every field of it
-// and of its workload comes back from JSON as it went in.
+// A step is what a coordinator ships to another host: every field of it,
+// of its workload and of its command's options comes back from JSON as it
+// went in.
 func TestStepRoundTripsThroughJSON(t *testing.T) {
-	var st Step
-	n := 0
-	fillEvery(t, reflect.ValueOf(&st).Elem(), &n)
-	b, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Step
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(back, st) {
-		t.Errorf("JSON changed the step:\n%+v\nbecame\n%+v\n(%s)", st, back, b)
-	}
+	jsontest.RoundTrips[Step](t)
 }
 
 func TestRunSavesTheResultWithItsTickLogAndPrintsIt(t *testing.T) {

@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
@@ -109,33 +108,11 @@ func newBenchCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st := step.Step{Name: name, Workload: w, Save: out}
+			st := step.Step{Name: name, Workload: w, Save: out, Front: step.Front{Command: "bench"}}
 			if st.Save == "" {
 				st.Save = stamped(results, name) + ".json"
 			}
-			text := env.Stdout
-			if format == "json" {
-				text = env.Stderr
-			}
-			so := step.Output{Summary: text, Live: env.live}
-			if !quiet {
-				so.Progress = text
-			}
-			res, err := step.Run(cmd.Context(), st, so)
-			if err != nil {
-				return err
-			}
-			if format == "json" {
-				b, err := json.MarshalIndent(res, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(env.Stdout, "%s\n", b)
-			}
-			if res.Interrupted {
-				return errInterrupted
-			}
-			return nil
+			return env.run(cmd.Context(), frontend.Job{Command: "bench", Steps: []step.Step{st}, Format: format, Quiet: quiet})
 		},
 	}
 	wf.register(cmd)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/step"
 )
@@ -34,6 +35,19 @@ type Env struct {
 	// live, set by a plan run for the commands it runs, draws the live
 	// progress line of their steps.
 	live *step.Live
+	// parsed, if set, receives the job a command line asks for instead
+	// of running it: how a plan reads its steps.
+	parsed *frontend.Job
+}
+
+// run runs the job a command line asked for, printing to env's streams,
+// or hands it over when env only parses.
+func (env Env) run(ctx context.Context, j frontend.Job) error {
+	if env.parsed != nil {
+		*env.parsed = j
+		return nil
+	}
+	return frontend.Run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr, Live: env.live})
 }
 
 // exitError carries an exit code up to Main.

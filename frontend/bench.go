@@ -1,0 +1,56 @@
+package frontend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cephbench/cephbench/step"
+)
+
+func init() { register("bench", front{run: runBench, estimate: stepsInTurn}) }
+
+// runBench runs a bench job's steps in turn, each with its heading,
+// per-second table (unless quiet) and summary; with Format "json" the
+// text goes to stderr and stdout gets each result as JSON.
+func runBench(ctx context.Context, j Job, out IO) error {
+	text := out.Stdout
+	if j.Format == "json" {
+		text = out.Stderr
+	}
+	so := step.Output{Summary: text, Live: out.Live}
+	if !j.Quiet {
+		so.Progress = text
+	}
+	for _, st := range j.Steps {
+		res, err := step.Run(ctx, st, so)
+		if err != nil {
+			return err
+		}
+		if j.Format == "json" {
+			b, err := json.MarshalIndent(res, "", "  ")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out.Stdout, "%s\n", b)
+		}
+		if res.Interrupted {
+			return step.ErrInterrupted
+		}
+	}
+	return nil
+}
+
+// stepsInTurn is the time of steps run one after another: each one's
+// ramp and duration; a step bound by ops or bytes runs at least its ramp.
+func stepsInTurn(j Job) (time.Duration, bool) {
+	var total time.Duration
+	exact := true
+	for _, st := range j.Steps {
+		w := st.Workload
+		total += time.Duration(w.Ramp + w.Duration)
+		exact = exact && w.Duration > 0
+	}
+	return total, exact
+}

@@ -1,0 +1,101 @@
+// Package frontend runs what one command line asks for, a Job, the way
+// that command runs it: bench, rados bench, rbd bench, fio, s3 bench,
+// rados load-gen, disk and net client. A Job is a plain value that
+// round-trips through JSON: the command line is parsed into it (by the
+// CLI, or by a plan for each of its steps) without I/O, and running it
+// needs nothing else, so it runs the same in a plan or on another host.
+package frontend
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/step"
+)
+
+// Job is what one command line asks for: its steps, each with its
+// command's options in step.Front, and the command's options that span
+// its steps.
+type Job struct {
+	// Command is the command ("bench", "rados bench", ...); every
+	// step's Front.Command is the same.
+	Command string      `json:"command"`
+	Steps   []step.Step `json:"steps"`
+	// Format is how the command prints its results, in its own words
+	// ("text" or "json" for bench); empty is the command's default.
+	Format string `json:"format,omitempty"`
+	// Quiet leaves out the per-second table.
+	Quiet bool `json:"quiet,omitempty"`
+}
+
+// IO is where a job's text goes. Its zero value prints nothing.
+type IO struct {
+	Stdout, Stderr io.Writer
+	// Live, if set, draws a live progress line of each step.
+	Live *step.Live
+}
+
+// front is a command's way of running and timing its jobs.
+type front struct {
+	// run runs j, printing to out. It returns a *engine.UsageError for
+	// bad input found before any I/O, and step.ErrInterrupted when ctx
+	// ended, after saving and printing what was measured.
+	run func(ctx context.Context, j Job, out IO) error
+	// estimate is how long j runs; with exact false, at least that.
+	estimate func(j Job) (d time.Duration, exact bool)
+}
+
+var fronts = map[string]front{}
+
+// register makes command's jobs runnable; each command's file registers
+// itself, so a build without Ceph has no Ceph commands.
+func register(command string, f front) {
+	if _, dup := fronts[command]; dup {
+		panic("frontend: " + command + " registered twice")
+	}
+	fronts[command] = f
+}
+
+func lookup(command string) (front, error) {
+	f, ok := fronts[command]
+	if !ok {
+		return front{}, engine.Usagef("%q runs no workload", command)
+	}
+	return f, nil
+}
+
+// Run runs j, printing to out, and saves each step's result where the
+// step says. Errors in what j asks for, found before any I/O, are
+// *engine.UsageError; a run stopped by ctx saves and prints what it
+// measured and returns step.ErrInterrupted. Run is safe for concurrent
+// use with other jobs.
+func Run(ctx context.Context, j Job, out IO) error {
+	f, err := lookup(j.Command)
+	if err != nil {
+		return err
+	}
+	out = out.orDiscard()
+	return f.run(ctx, j, out)
+}
+
+// Estimate is how long j runs, and whether exactly (otherwise at least
+// that long); zero when unknown.
+func Estimate(j Job) (d time.Duration, exact bool) {
+	f, err := lookup(j.Command)
+	if err != nil || f.estimate == nil {
+		return 0, false
+	}
+	return f.estimate(j)
+}
+
+func (out IO) orDiscard() IO {
+	if out.Stdout == nil {
+		out.Stdout = io.Discard
+	}
+	if out.Stderr == nil {
+		out.Stderr = io.Discard
+	}
+	return out
+}

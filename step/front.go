@@ -1,0 +1,11 @@
+package step
+
+// Front is the command a step was asked for with and that command's
+// options beyond the workload: what it does around the run and how it
+// prints it, so that the step runs and prints the same wherever it runs.
+// Command names the command ("bench", "rados bench", "fio", ...); the
+// field of that command's options, if it has any, is set and the others
+// are nil.
+type Front struct {
+	Command string `json:"command"`
+}
