@@ -9,6 +9,8 @@ package frontend
 import (
 	"context"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
@@ -98,4 +100,9 @@ func (out IO) orDiscard() IO {
 		out.Stderr = io.Discard
 	}
 	return out
+}
+
+// Commands are the commands whose jobs Run runs, sorted.
+func Commands() []string {
+	return slices.Sorted(maps.Keys(fronts))
 }

@@ -191,7 +191,7 @@ func openSession(ctx context.Context, w *spec.Workload) (*Session, error) {
 	case err == nil && fi.IsDir():
 		paths := make([]string, w.Workers)
 		for i := range paths {
-			name := "cephbench." + strconv.Itoa(i) + ".dat"
+			name := WorkerFile(i)
 			if w.FilePrefix != "" {
 				name = w.FilePrefix + "." + strconv.Itoa(i) + ".0"
 			}
@@ -309,3 +309,7 @@ func deviceSizes(f *os.File) (size int64, sector int, err error) {
 	})
 	return size, sector, errors.Join(err, ierr)
 }
+
+// WorkerFile is the name of worker i's file in a directory target without
+// a file prefix.
+func WorkerFile(i int) string { return "cephbench." + strconv.Itoa(i) + ".dat" }

@@ -47,7 +47,18 @@ func (env Env) run(ctx context.Context, j frontend.Job) error {
 		*env.parsed = j
 		return nil
 	}
-	return frontend.Run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr, Live: env.live})
+	return ranErr(frontend.Run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr, Live: env.live}))
+}
+
+// ranErr is the error of a command that ran: bad input found before any
+// I/O (exit 2) and an interruption (exit 130) say so themselves; any other
+// error is a failure (exit 1).
+func ranErr(err error) error {
+	var ee *exitError
+	if err == nil || engine.IsUsage(err) || errors.Is(err, step.ErrInterrupted) || errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{ExitFailure, err}
 }
 
 // exitError carries an exit code up to Main.

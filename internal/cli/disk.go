@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/file"
 	"github.com/cephbench/cephbench/internal/io/devsafe"
 	"github.com/cephbench/cephbench/internal/io/kaio"
 	"github.com/cephbench/cephbench/metrics"
@@ -60,7 +61,7 @@ func (t diskTarget) String() string {
 func resolveDisk(path string) (diskTarget, error) {
 	fi, err := os.Stat(path)
 	if err == nil && fi.IsDir() {
-		path = filepath.Join(path, perWorkerFile)
+		path = filepath.Join(path, file.WorkerFile(0))
 		fi, err = os.Stat(path)
 	}
 	t := diskTarget{path: path}

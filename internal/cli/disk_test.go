@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cephbench/cephbench/engine/file"
 	"github.com/cephbench/cephbench/internal/io/devsafe/devsafetest"
 	"github.com/cephbench/cephbench/result"
 )
@@ -125,7 +126,7 @@ func TestDiskKeepsFileInDirectory(t *testing.T) {
 	dir := varTmpDir(t)
 	_, results := runDiskCmd(t, dir, "--size", "8M", "--keep")
 	checkSteps(t, results, diskStepNames, 8<<20)
-	fi, err := os.Stat(filepath.Join(dir, perWorkerFile))
+	fi, err := os.Stat(filepath.Join(dir, file.WorkerFile(0)))
 	if err != nil || fi.Size() != 8<<20 {
 		t.Errorf("with --keep the file is %v, %v; want 8 MiB", fi, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/plan"
+	"github.com/cephbench/cephbench/plan/planrun"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -26,11 +27,11 @@ format of a plan file, to copy and change. "quick" is printed as it runs on
 				return listPlans(env)
 			}
 			if args[0] == "quick" {
-				r, err := quickRun(env, "cephbench-data", spec.Duration(10e9), false)
+				r, err := planrun.Quick("cephbench-data", spec.Duration(10e9), false)
 				if err != nil {
 					return err
 				}
-				_, err = env.Stdout.Write(r.source)
+				_, err = env.Stdout.Write(r.Source())
 				return err
 			}
 			b, ok := plan.Builtin(args[0])
