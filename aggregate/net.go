@@ -23,8 +23,8 @@ func loadNet(path string, b []byte) (*result.Result, error) {
 	}
 	r := &result.Result{
 		Schema: result.Schema, Version: n.Version, Name: n.Name,
-		Spec: spec.Workload{Name: n.Name, Target: spec.Target{Scheme: "net", Location: n.Server}, Workers: n.Params.Streams, QueueDepth: 1},
-		Host: n.ClientHost, Start: n.Start, End: n.End, ElapsedSeconds: n.End.Sub(n.Start).Seconds(),
+		Spec:     spec.Workload{Name: n.Name, Target: spec.Target{Scheme: "net", Location: n.Server}, Workers: n.Params.Streams, QueueDepth: 1},
+		Measures: result.MeasuresNetwork, Host: n.ClientHost, Start: n.Start, End: n.End, ElapsedSeconds: n.End.Sub(n.Start).Seconds(),
 		StopReason: "time", Interrupted: n.Interrupted, Notes: n.Notes, Plan: n.Plan,
 		Ops: map[string]metrics.KindSummary{}, Errors: map[string]int64{}, Histograms: map[string]string{},
 	}

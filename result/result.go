@@ -30,6 +30,10 @@ const (
 	StopInterrupted = "interrupted"
 )
 
+// MeasuresNetwork is Result.Measures of a network test: its op kinds are
+// directions, its latency the round trip.
+const MeasuresNetwork = "network"
+
 // Version is cephbench's version, set at build time with
 // -ldflags "-X github.com/cephbench/cephbench/result.Version=...".
 var Version = "0.1.0-dev"
@@ -40,9 +44,12 @@ type Result struct {
 	Version string        `json:"cephbench_version"`
 	Name    string        `json:"name"`
 	Spec    spec.Workload `json:"spec"`
-	Host    Host          `json:"host"`
-	Start   time.Time     `json:"start"`
-	End     time.Time     `json:"end"`
+	// Measures is what the result measures: empty for storage I/O,
+	// MeasuresNetwork for a network test read as a result.
+	Measures string    `json:"measures,omitempty"`
+	Host     Host      `json:"host"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
 	// ElapsedSeconds is the measured period, ramp excluded.
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	StopReason     string  `json:"stop_reason"`

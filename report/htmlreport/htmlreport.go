@@ -229,7 +229,7 @@ func repeatLabel(r *result.Result, i int) string {
 func describe(g *aggregate.Group) string {
 	r := g.Results[0]
 	w := r.Spec
-	if w.Target.Scheme == "net" {
+	if r.Measures == result.MeasuresNetwork {
 		return fmt.Sprintf("network %s, %d streams to %s", g.Kind, w.Workers, w.Target.Location)
 	}
 	parts := []string{}
@@ -407,7 +407,7 @@ func distributionChart(g *aggregate.Group, data dataset) (*chart, string) {
 	decades := math.Ceil(math.Log10(float64(h.TotalCount())))
 	decades = min(max(decades, 2), 6)
 	title := "Latency distribution"
-	if g.Results[0].Spec.Target.Scheme == "net" {
+	if g.Results[0].Measures == result.MeasuresNetwork {
 		title = "Round-trip time distribution"
 	}
 	c := &chart{Kind: "distribution", Title: title, XLabel: "percentile", YLabel: "latency (log scale)", XUnit: "%", YUnit: "ns", Data: data}
