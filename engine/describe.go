@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -57,8 +58,11 @@ type Description struct {
 	// engine creates at the workload's file size (rbd's create=true),
 	// rather than one that exists with its own size and data.
 	Creates func(location string) bool
-	// LocalDisks says the location is a path on this host, so the block
-	// devices under it can be watched during a run (fio's disk stats).
+	// LocalPath says the location is a path on this host: a relative
+	// one is taken from the working directory of whoever names it.
+	LocalPath bool
+	// LocalDisks says the location is a path on this host on block
+	// devices that can be watched during a run (fio's disk stats).
 	LocalDisks bool
 	// Cleaner, if set, removes what sessions kept (Workload.Keep) at a
 	// target; engines without one keep nothing between sessions.
@@ -73,6 +77,15 @@ type Description struct {
 	// FilePrefix says sessions name their per-worker files with
 	// Workload.FilePrefix.
 	FilePrefix bool
+}
+
+// InDir is t with its location, if its engine declares it a local path and
+// it is relative, taken from the directory dir; empty dir leaves it as is.
+func InDir(t spec.Target, dir string) spec.Target {
+	if d, err := Describe(t.Scheme); err == nil && d.LocalPath && dir != "" && t.Location != "" && !filepath.IsAbs(t.Location) {
+		t.Location = filepath.Join(dir, t.Location)
+	}
+	return t
 }
 
 // BufferedFallback is implemented by sessions that fall back to buffered

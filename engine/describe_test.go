@@ -19,7 +19,7 @@ func init() {
 		return nil, engine.Usagef("test engine: nothing to open")
 	})
 	engine.Register("plain", open, engine.Description{Syntax: "plain://"})
-	engine.Register("files", open, engine.Description{Syntax: "files://DIR", IOEngines: []string{"psync", "libaio", "io_uring"}, FilePrefix: true})
+	engine.Register("files", open, engine.Description{Syntax: "files://DIR", LocalPath: true, IOEngines: []string{"psync", "libaio", "io_uring"}, FilePrefix: true})
 }
 
 func TestOpenChecksWhatTheEngineDeclares(t *testing.T) {
@@ -66,5 +66,25 @@ func TestDescribe(t *testing.T) {
 func TestCleanKeptWithoutCleaner(t *testing.T) {
 	if err := engine.CleanKept(context.Background(), spec.Target{Scheme: "plain"}); err != nil {
 		t.Errorf("CleanKept on a scheme that keeps nothing: %v", err)
+	}
+}
+
+// A relative local path is taken from the directory of whoever named it;
+// other locations are not paths here and stay as given.
+func TestInDirResolvesOnlyLocalPaths(t *testing.T) {
+	for _, tc := range []struct {
+		target spec.Target
+		dir    string
+		want   string
+	}{
+		{spec.Target{Scheme: "files", Location: "data"}, "/work/x", "/work/x/data"},
+		{spec.Target{Scheme: "files", Location: "/abs"}, "/work/x", "/abs"},
+		{spec.Target{Scheme: "files", Location: "data"}, "", "data"},
+		{spec.Target{Scheme: "plain", Location: "pool/img"}, "/work/x", "pool/img"},
+		{spec.Target{Scheme: "nosuch", Location: "data"}, "/work/x", "data"},
+	} {
+		if got := engine.InDir(tc.target, tc.dir); got.Location != tc.want || got.Scheme != tc.target.Scheme {
+			t.Errorf("InDir(%v, %q) = %v; want location %q", tc.target, tc.dir, got, tc.want)
+		}
 	}
 }

@@ -43,7 +43,7 @@ const directAlignment = 4096
 
 func init() {
 	engine.Register("dirobj", engine.Typed(Open), engine.Description{
-		Syntax: "dirobj://DIR", Layout: engine.Objects, DirectFallback: true,
+		Syntax: "dirobj://DIR", Layout: engine.Objects, LocalPath: true, DirectFallback: true,
 		Cleaner: func(_ context.Context, t spec.Target) error { return Cleanup(t.Location) },
 	})
 }

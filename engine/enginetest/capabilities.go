@@ -52,9 +52,9 @@ func testDeclared(t *testing.T, cfg Config) {
 	if _, ok := s.Session.(engine.BufferedFallback); ok != d.DirectFallback {
 		t.Errorf("the engine declares DirectFallback %v, but its session implements engine.BufferedFallback: %v (a result would not say when it measured the page cache)", d.DirectFallback, ok)
 	}
-	if d.LocalDisks {
+	if d.LocalDisks || d.LocalPath {
 		if _, err := os.Stat(target.Location); err != nil {
-			t.Errorf("the engine declares LocalDisks, but its open target's location is not a path on this host: %v", err)
+			t.Errorf("the engine declares LocalPath or LocalDisks, but its open target's location is not a path on this host: %v", err)
 		}
 	}
 	s.close()

@@ -36,7 +36,7 @@ import (
 func init() {
 	engine.Register("file", engine.Func(open), engine.Description{
 		Syntax: "PATH", Layout: engine.Blocks, Kind: engine.KindLocalDirectory,
-		LocalDisks: true, DirectFallback: true, FilePrefix: true,
+		LocalPath: true, LocalDisks: true, DirectFallback: true, FilePrefix: true,
 		IOEngines: []string{"psync", kaio.LibAIO, kaio.IOURing},
 		Cleaner:   func(_ context.Context, t spec.Target) error { return cleanKept(t.Location) },
 	})
