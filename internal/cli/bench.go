@@ -56,15 +56,15 @@ func (f *workloadFlags) register(cmd *cobra.Command) {
 }
 
 // workload validates the flags and returns the workload they describe.
-func (f *workloadFlags) workload(name string) (spec.Workload, error) {
+func (f *workloadFlags) workload(env Env, name string) (spec.Workload, error) {
 	w := f.w
 	w.Name = name
 	if f.target == "" {
 		return w, usagef("--target is required")
 	}
-	t, err := spec.ParseTarget(f.target)
+	t, err := env.target(f.target)
 	if err != nil {
-		return w, usageErr(err)
+		return w, err
 	}
 	w.Target = t
 	mode, ok := rwModes[strings.ToLower(f.rw)]
@@ -104,13 +104,13 @@ func newBenchCmd(env Env) *cobra.Command {
 			if format != "text" && format != "json" {
 				return usagef("invalid --format %q (want text or json)", format)
 			}
-			w, err := wf.workload(name)
+			w, err := wf.workload(env, name)
 			if err != nil {
 				return err
 			}
-			st := step.Step{Name: name, Workload: w, Save: out, Front: step.Front{Command: "bench"}}
+			st := step.Step{Name: name, Workload: w, Save: env.path(out), Front: step.Front{Command: "bench"}}
 			if st.Save == "" {
-				st.Save = stamped(results, name) + ".json"
+				st.Save = stamped(env.path(results), name) + ".json"
 			}
 			return env.run(cmd.Context(), frontend.Job{Command: "bench", Steps: []step.Step{st}, Format: format, Quiet: quiet})
 		},

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/spec"
 )
 
 func newCleanupCmd(env Env) *cobra.Command {
@@ -21,9 +20,9 @@ s3:// bucket's objects (and the bucket if cephbench made it). Anything
 cephbench did not create stays.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := spec.ParseTarget(args[0])
+			t, err := env.target(args[0])
 			if err != nil {
-				return usageErr(err)
+				return err
 			}
 			if err := engine.CleanKept(cmd.Context(), t); err != nil {
 				if engine.IsUsage(err) {

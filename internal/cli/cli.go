@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,6 +17,7 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
 
@@ -32,6 +35,13 @@ type Env struct {
 	// StdoutTerminal and StderrTerminal say whether each goes to a
 	// terminal: a live progress line is drawn only on one.
 	StdoutTerminal, StderrTerminal bool
+	// Getenv reads the environment (fio's ${VAR}, AWS_ENDPOINT_URL); nil
+	// is the process's.
+	Getenv func(string) string
+	// Dir is the working directory relative paths are taken from; empty
+	// is the process's. Paths are resolved when a command line is
+	// parsed, so a job holds them as they are meant.
+	Dir string
 	// live, set by a plan run for the commands it runs, draws the live
 	// progress line of their steps.
 	live *step.Live
@@ -39,6 +49,34 @@ type Env struct {
 	// of running it: how a plan reads its steps.
 	parsed *frontend.Job
 }
+
+func (env Env) getenv(key string) string {
+	if env.Getenv == nil {
+		return os.Getenv(key)
+	}
+	return env.Getenv(key)
+}
+
+// path is p taken from the working directory.
+func (env Env) path(p string) string {
+	if env.Dir == "" || p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(env.Dir, p)
+}
+
+// target parses a target as the user names it, a local path taken from
+// the working directory.
+func (env Env) target(s string) (spec.Target, error) {
+	t, err := spec.ParseTarget(s)
+	if err != nil {
+		return t, usageErr(err)
+	}
+	return engine.InDir(t, env.Dir), nil
+}
+
+// readFile reads a file named from the working directory.
+func (env Env) readFile(p string) ([]byte, error) { return os.ReadFile(env.path(p)) }
 
 // run runs the job a command line asked for, printing to env's streams,
 // or hands it over when env only parses.

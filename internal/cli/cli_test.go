@@ -28,6 +28,15 @@ func cephbench(t *testing.T, ctx context.Context, args ...string) (int, string, 
 	return code, stdout.String(), stderr.String()
 }
 
+// cephbenchIn runs the CLI in-process in the working directory dir, with
+// getenv as its environment (nil: the process's).
+func cephbenchIn(t *testing.T, ctx context.Context, dir string, getenv func(string) string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, Env{Stdout: &stdout, Stderr: &stderr, Dir: dir, Getenv: getenv}, args)
+	return code, stdout.String(), stderr.String()
+}
+
 // wantUsageError checks what bad input must give: exit 2, nothing on
 // stdout, and one line on stderr.
 func wantUsageError(t *testing.T, name string, code int, stdout, stderr string) {

@@ -63,6 +63,9 @@ func newCompareCmd(env Env) *cobra.Command {
   cephbench compare base.json new.json --format markdown >> "$GITHUB_STEP_SUMMARY"`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
+			for i := range args {
+				args[i] = env.path(args[i])
+			}
 			if format != "text" && format != "markdown" && format != "json" {
 				return usagef("invalid --format %q (want text, markdown or json)", format)
 			}

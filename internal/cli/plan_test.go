@@ -425,24 +425,24 @@ func TestPlansListsAndPrintsRunnablePlans(t *testing.T) {
 	// The quick plan as printed is a plan file that runs the same steps
 	// and leaves nothing of its own behind.
 	dir := t.TempDir()
-	t.Chdir(dir)
-	code, yaml, _ := cephbench(t, context.Background(), "plans", "quick")
+	code, yaml, _ := cephbenchIn(t, context.Background(), dir, nil, "plans", "quick")
 	if code != 0 || !strings.Contains(yaml, "name: objects-write-4M") {
 		t.Fatalf("plans quick: exit %d\n%s", code, yaml)
 	}
-	if err := os.Mkdir("cephbench-data", 0o755); err != nil {
+	data := filepath.Join(dir, "cephbench-data")
+	if err := os.Mkdir(data, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	plan := writePlan(t, strings.ReplaceAll(yaml, "--duration 10s", "--duration 1s"))
-	code, stdout, stderr = cephbench(t, context.Background(), "run", plan, "-q", "--out", "results")
+	code, stdout, stderr = cephbenchIn(t, context.Background(), dir, nil, "run", plan, "-q", "--out", "results")
 	if code != 0 {
 		t.Fatalf("the printed quick plan: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	m, err := result.LoadManifest("results")
+	m, err := result.LoadManifest(filepath.Join(dir, "results"))
 	if err != nil || len(m.Steps) != 5 || m.Steps[4].ID != "file-randread-4K #1" || m.Status != result.StepDone {
 		t.Fatalf("manifest %+v, %v", m, err)
 	}
-	if entries, _ := os.ReadDir("cephbench-data"); len(entries) != 0 {
+	if entries, _ := os.ReadDir(data); len(entries) != 0 {
 		t.Errorf("the plan left %v", entries)
 	}
 }

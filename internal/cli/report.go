@@ -38,6 +38,10 @@ one per repeat), json (schema cephbench.report/v1), html (one
 self-contained page with charts, no network needed to view it).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			out = env.path(out)
+			for i := range args {
+				args[i] = env.path(args[i])
+			}
 			if !cmd.Flags().Changed("format") && out != "" {
 				// The file's extension says what it is.
 				switch strings.ToLower(filepath.Ext(out)) {

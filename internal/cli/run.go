@@ -74,31 +74,31 @@ full text is in its folder's output.txt.`,
 			case resume != "" && (len(args) > 0 || out != "" || len(sets) > 0 || ownFlags):
 				return usagef("--resume takes the plan, its variables and its folder from the folder: give no plan, --out, --set, --target or --duration")
 			case resume != "":
-				r, err = planrun.Resume(resume, quiet)
+				r, err = planrun.Resume(env.path(resume), quiet)
 			case !quick && ownFlags:
 				return usagef("--target and --duration are the quick plan's; set a plan's variables with --set NAME=VALUE")
 			case quick && len(sets) > 0:
 				return usagef("the quick plan has no variables; use --target and --duration")
 			case quick:
-				r, err = planrun.Quick(target, duration, quiet)
+				r, err = quickPlan(env, target, duration, quiet)
 			default:
-				r, err = planrun.FromFile(args[0], vars)
+				r, err = planrun.FromFile(env.path(args[0]), vars)
 			}
 			if err != nil {
 				return err
 			}
 			r.Stdout, r.Stderr, r.JSON = env.Stdout, env.Stderr, format == "json"
-			r.Parse, r.Command = parseJob, runCommand
+			r.Parse, r.Command = env.parseJob, env.runCommand
 			// A quick plan's steps print their text as they run: its
 			// live line goes only where it does not mix with them.
 			if env.StderrTerminal && !quiet && (r.Name != "quick" || !env.StdoutTerminal) {
 				r.Live = env.Stderr
 			}
 			if r.Dir == "" {
-				r.Dir = out
+				r.Dir = env.path(out)
 			}
 			if r.Dir == "" {
-				r.Dir = stamped(results, r.Name)
+				r.Dir = stamped(env.path(results), r.Name)
 			}
 			if dryRun {
 				return r.DryRun()
@@ -131,6 +131,16 @@ func parseSets(sets []string) (map[string]string, error) {
 	return vars, nil
 }
 
+// quickPlan is the quick plan on target, a local path taken from the
+// working directory.
+func quickPlan(env Env, target string, dur spec.Duration, quiet bool) (*planrun.Run, error) {
+	t, err := env.target(target)
+	if err != nil {
+		return nil, err
+	}
+	return planrun.Quick(t.Short(), dur, quiet)
+}
+
 // notInPlans are commands a plan cannot run: they do not end, start
 // clusters, or run plans themselves.
 var notInPlans = map[string]bool{"run": true, "sandbox": true, "net server": true, "plans": true}
@@ -140,9 +150,9 @@ var notInPlans = map[string]bool{"run": true, "sandbox": true, "net server": tru
 // command that runs no workload (report, compare, cleanup) has its flags
 // and arguments checked and gives the zero Job: the plan runs it as a
 // command.
-func parseJob(args []string, results string) (frontend.Job, error) {
+func (env Env) parseJob(args []string, results string) (frontend.Job, error) {
 	var j frontend.Job
-	root := newRoot(Env{Stdout: io.Discard, Stderr: io.Discard, parsed: &j})
+	root := newRoot(Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: env.Getenv, Dir: env.Dir, parsed: &j})
 	cmd, rest, err := root.Find(args)
 	if err != nil {
 		return j, err
@@ -171,9 +181,9 @@ func parseJob(args []string, results string) (frontend.Job, error) {
 }
 
 // runCommand runs a command line of a plan's cleanup, its text to w.
-func runCommand(ctx context.Context, w io.Writer, args []string) error {
+func (env Env) runCommand(ctx context.Context, w io.Writer, args []string) error {
 	var stderr strings.Builder
-	if code := Main(ctx, Env{Stdout: w, Stderr: io.MultiWriter(w, &stderr)}, args); code != ExitOK {
+	if code := Main(ctx, Env{Stdout: w, Stderr: io.MultiWriter(w, &stderr), Getenv: env.Getenv, Dir: env.Dir}, args); code != ExitOK {
 		return fmt.Errorf("%s", strings.TrimPrefix(strings.TrimSpace(lastLine(stderr.String())), "cephbench: "))
 	}
 	return nil
