@@ -15,18 +15,47 @@ import (
 	"github.com/cephbench/cephbench/spec"
 )
 
+// runFlags are the run command's flags.
+type runFlags struct {
+	target                       string
+	duration                     spec.Duration
+	format, results, out, resume string
+	sets                         []string
+	dryRun, quiet                bool
+}
+
+// plan checks the flags and prepares the run they ask for: of the quick
+// plan, a plan file or built-in plan, or a resumed one.
+func (f *runFlags) plan(env Env, cmd *cobra.Command, args []string) (*planrun.Run, error) {
+	if f.format != "text" && f.format != "json" {
+		return nil, usagef("invalid --format %q (want text or json)", f.format)
+	}
+	if f.duration <= 0 {
+		return nil, usagef("--duration must be positive")
+	}
+	vars, err := parseSets(f.sets)
+	if err != nil {
+		return nil, err
+	}
+	quick := len(args) == 0 || args[0] == "quick"
+	ownFlags := cmd.Flags().Changed("target") || cmd.Flags().Changed("duration")
+	switch {
+	case f.resume != "" && (len(args) > 0 || f.out != "" || len(f.sets) > 0 || ownFlags):
+		return nil, usagef("--resume takes the plan, its variables and its folder from the folder: give no plan, --out, --set, --target or --duration")
+	case f.resume != "":
+		return planrun.Resume(env.path(f.resume), f.quiet)
+	case !quick && ownFlags:
+		return nil, usagef("--target and --duration are the quick plan's; set a plan's variables with --set NAME=VALUE")
+	case quick && len(f.sets) > 0:
+		return nil, usagef("the quick plan has no variables; use --target and --duration")
+	case quick:
+		return quickPlan(env, f.target, f.duration, f.quiet)
+	}
+	return planrun.FromFile(env.path(args[0]), vars)
+}
+
 func newRunCmd(env Env) *cobra.Command {
-	var (
-		target   string
-		duration = spec.Duration(10 * time.Second)
-		format   string
-		results  string
-		out      string
-		resume   string
-		sets     []string
-		dryRun   bool
-		quiet    bool
-	)
+	f := runFlags{duration: spec.Duration(10 * time.Second)}
 	cmd := &cobra.Command{
 		Use:   "run [PLAN.yaml|BUILT-IN] [--set NAME=VALUE]... [--out DIR | --resume DIR] [--dry-run]",
 		Short: "Run a test plan: the built-in quick plan by default, a built-in one, or a YAML file",
@@ -57,65 +86,39 @@ live progress line on a terminal's stderr (not with --quiet); each step's
 full text is in its folder's output.txt.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usagef("invalid --format %q (want text or json)", format)
-			}
-			if duration <= 0 {
-				return usagef("--duration must be positive")
-			}
-			vars, err := parseSets(sets)
+			r, err := f.plan(env, cmd, args)
 			if err != nil {
 				return err
 			}
-			quick := len(args) == 0 || args[0] == "quick"
-			ownFlags := cmd.Flags().Changed("target") || cmd.Flags().Changed("duration")
-			var r *planrun.Run
-			switch {
-			case resume != "" && (len(args) > 0 || out != "" || len(sets) > 0 || ownFlags):
-				return usagef("--resume takes the plan, its variables and its folder from the folder: give no plan, --out, --set, --target or --duration")
-			case resume != "":
-				r, err = planrun.Resume(env.path(resume), quiet)
-			case !quick && ownFlags:
-				return usagef("--target and --duration are the quick plan's; set a plan's variables with --set NAME=VALUE")
-			case quick && len(sets) > 0:
-				return usagef("the quick plan has no variables; use --target and --duration")
-			case quick:
-				r, err = quickPlan(env, target, duration, quiet)
-			default:
-				r, err = planrun.FromFile(env.path(args[0]), vars)
-			}
-			if err != nil {
-				return err
-			}
-			r.Stdout, r.Stderr, r.JSON = env.Stdout, env.Stderr, format == "json"
+			r.Stdout, r.Stderr, r.JSON = env.Stdout, env.Stderr, f.format == "json"
 			r.Parse, r.Command = env.parseJob, env.runCommand
 			// A quick plan's steps print their text as they run: its
 			// live line goes only where it does not mix with them.
-			if env.StderrTerminal && !quiet && (r.Name != "quick" || !env.StdoutTerminal) {
+			if env.StderrTerminal && !f.quiet && (r.Name != "quick" || !env.StdoutTerminal) {
 				r.Live = env.Stderr
 			}
 			if r.Dir == "" {
-				r.Dir = env.path(out)
+				r.Dir = env.path(f.out)
 			}
 			if r.Dir == "" {
-				r.Dir = stamped(env.path(results), r.Name)
+				r.Dir = stamped(env.path(f.results), r.Name)
 			}
-			if dryRun {
+			if f.dryRun {
 				return r.DryRun()
 			}
 			return ranErr(r.Execute(cmd.Context()))
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&target, "target", "cephbench-data", "the quick plan's target: a directory, or rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH, s3://BUCKET[/PREFIX]")
-	fl.Var(&duration, "duration", "the quick plan's measured time per step: 10s, 1m, ...")
-	fl.StringArrayVar(&sets, "set", nil, "set a plan variable: NAME=VALUE (repeatable)")
-	fl.StringVarP(&out, "out", "o", "", "the results folder (default: a new timestamped folder under --results)")
-	fl.StringVar(&resume, "resume", "", "finish the plan whose results folder this is")
-	fl.BoolVar(&dryRun, "dry-run", false, "print the steps and the time they take; run nothing")
-	fl.StringVar(&format, "format", "text", "text, or json (only the JSON results on stdout; the rest goes to stderr)")
-	resultsFlag(fl, &results)
-	fl.BoolVarP(&quiet, "quiet", "q", false, "no per-second tables and no live progress line")
+	fl.StringVar(&f.target, "target", "cephbench-data", "the quick plan's target: a directory, or rados://POOL, rbd://POOL/IMAGE, cephfs://[FS]/PATH, s3://BUCKET[/PREFIX]")
+	fl.Var(&f.duration, "duration", "the quick plan's measured time per step: 10s, 1m, ...")
+	fl.StringArrayVar(&f.sets, "set", nil, "set a plan variable: NAME=VALUE (repeatable)")
+	fl.StringVarP(&f.out, "out", "o", "", "the results folder (default: a new timestamped folder under --results)")
+	fl.StringVar(&f.resume, "resume", "", "finish the plan whose results folder this is")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the steps and the time they take; run nothing")
+	fl.StringVar(&f.format, "format", "text", "text, or json (only the JSON results on stdout; the rest goes to stderr)")
+	resultsFlag(fl, &f.results)
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-second tables and no live progress line")
 	return cmd
 }
 
