@@ -41,6 +41,7 @@ func TestFioStartDelayAndStonewallOrderTheJobs(t *testing.T) {
 		fioStep(dir, "after", 1000, step.Fio{Stonewall: true, Group: 1}),
 	}}
 	var stdout, stderr strings.Builder
+	began := time.Now()
 	if err := Run(context.Background(), j, IO{Stdout: &stdout, Stderr: &stderr}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +53,9 @@ func TestFioStartDelayAndStonewallOrderTheJobs(t *testing.T) {
 		}
 		rs[st.Name] = r
 	}
-	if d := rs["delayed"].Start.Sub(rs["first"].Start); d < delay {
-		t.Errorf("the delayed job started %v after the first; want at least %v", d, delay)
+	if d := rs["delayed"].Start.Sub(began); d < delay || !rs["first"].Start.Before(rs["delayed"].Start) {
+		t.Errorf("the delayed job started %v in, the first %v; want the first, then the delayed one %v in or later",
+			d, rs["first"].Start.Sub(began), delay)
 	}
 	if rs["after"].Start.Before(rs["delayed"].End) {
 		t.Errorf("the stonewalled job started at %v, before the delayed one ended at %v", rs["after"].Start, rs["delayed"].End)
@@ -101,5 +103,25 @@ func TestFioEstimateAddsTheStretchesBetweenStonewalls(t *testing.T) {
 	}}
 	if d, exact := Estimate(j); d != 15*time.Second || !exact {
 		t.Errorf("estimate %v (exact %v); want 12 s + 3 s, exactly", d, exact)
+	}
+}
+
+// A fio job handed over without its fio options (a hand-written or
+// truncated JSON job) is refused before it runs, not half run.
+func TestFioJobWithoutItsOptionsIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	withOptions := fioStep(dir, "j", 1000, step.Fio{})
+	without := withOptions
+	without.Front.Fio = nil
+	for name, j := range map[string]Job{
+		"the job's": {Command: "fio", Steps: []step.Step{withOptions}},
+		"a step's":  {Command: "fio", Steps: []step.Step{withOptions, without}, Fio: &FioOptions{Results: dir}},
+	} {
+		if err := Run(context.Background(), j, IO{}); !engine.IsUsage(err) {
+			t.Errorf("without %s fio options: %v; want a usage error", name, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused job left %v", entries)
 	}
 }
