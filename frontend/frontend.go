@@ -30,6 +30,8 @@ type Job struct {
 	Format string `json:"format,omitempty"`
 	// Quiet leaves out the per-second table.
 	Quiet bool `json:"quiet,omitempty"`
+	// Fio is a fio job's options that span its jobs.
+	Fio *FioOptions `json:"fio,omitempty"`
 }
 
 // IO is where a job's text goes. Its zero value prints nothing.

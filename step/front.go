@@ -8,4 +8,5 @@ package step
 // are nil.
 type Front struct {
 	Command string `json:"command"`
+	Fio     *Fio   `json:"fio,omitempty"`
 }

@@ -1,0 +1,339 @@
+package frontend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/io/diskstats"
+	"github.com/cephbench/cephbench/internal/peer/fioreport"
+	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
+)
+
+func init() { register("fio", front{run: runFio, estimate: fioEstimate}) }
+
+// FioOptions are a fio invocation's options that span its jobs; each
+// job's own are its step's Front.Fio.
+type FioOptions struct {
+	// OutputFormats are --output-format's: normal, json, json+ and
+	// terse, each at most once, printed in this order.
+	OutputFormats []string `json:"output_formats"`
+	// Output is --output's file, created when the job runs; "" is
+	// standard output.
+	Output string `json:"output,omitempty"`
+	// StatusInterval is --status-interval: print the output of the run
+	// so far this often; zero prints it only at the end.
+	StatusInterval spec.Duration `json:"status_interval,omitempty"`
+	// GlobalOptions are the options every job was given, as written, for
+	// fio's JSON "global options".
+	GlobalOptions []step.FioOption `json:"global_options,omitempty"`
+	// Results is the folder the steps save their results in, which the
+	// run names when it ends.
+	Results string `json:"results"`
+}
+
+// fioRun is one fio job in progress.
+type fioRun struct {
+	job  Job
+	opts FioOptions
+	live *step.Live
+
+	mu     sync.Mutex
+	header func() // prints fio's header, the first time it is called
+
+	// latest is each step's result so far, for --status-interval: nil
+	// before it starts, its figures up to its last second while it runs,
+	// its result once done.
+	latest []*result.Result
+}
+
+// runFio runs the job's steps (each stonewall waits for the steps before
+// it, the others start together) and prints fio's output of them. An
+// interrupted run still reports what it measured.
+func runFio(ctx context.Context, j Job, out IO) error {
+	if j.Fio == nil {
+		return engine.Usagef("fio: the job has no fio options")
+	}
+	for _, st := range j.Steps {
+		if st.Front.Fio == nil {
+			return engine.Usagef("fio: job %q has no fio options", st.Name)
+		}
+	}
+	w := out.Stdout
+	if j.Fio.Output != "" {
+		f, err := os.Create(j.Fio.Output)
+		if err != nil {
+			return engine.Usagef("--output: %v", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	r := &fioRun{job: j, opts: *j.Fio, live: out.Live, latest: make([]*result.Result, len(j.Steps))}
+	rep := &fioreport.Report{
+		Version: "cephbench-" + result.Version, PID: os.Getpid(),
+		GlobalOptions: fioOptions(r.opts.GlobalOptions),
+	}
+	// fio's header goes out once the first job's target is open, so that
+	// a run refused before any I/O prints its error alone.
+	var headerErr error
+	r.header = sync.OnceFunc(func() {
+		if slices.Contains(r.opts.OutputFormats, "normal") {
+			h := *rep
+			h.Groups = r.groups(nil)
+			headerErr = h.WriteHeader(w)
+		}
+	})
+
+	devices, _ := diskstats.DevicesOf(r.filePaths()...) // no block device: no Disk stats, as fio
+	var watch *diskstats.Watch
+	if len(devices) > 0 {
+		watch, _ = diskstats.Start(devices)
+	}
+	writeAll := func(results []*result.Result) error {
+		rep.Time = time.Now()
+		rep.Groups = r.groups(results)
+		return r.write(w, rep)
+	}
+	stopStatus := r.printStatus(writeAll)
+	results, errs := r.runJobs(ctx)
+	stopStatus()
+	if watch != nil {
+		rep.Disks, _ = watch.Stop()
+	}
+	if n := countNonNil(results); n > 0 {
+		r.header()
+		if err := errors.Join(headerErr, writeAll(results)); err != nil {
+			return err
+		}
+		fmt.Fprintf(out.Stderr, "cephbench: %d results saved in %s\n", n, r.opts.Results)
+	}
+	return jobsError(ctx, errs)
+}
+
+// write prints rep in each of the output formats, in order.
+func (r *fioRun) write(w io.Writer, rep *fioreport.Report) error {
+	for _, f := range r.opts.OutputFormats {
+		var err error
+		switch f {
+		case "normal":
+			err = rep.WriteNormal(w)
+		case "json":
+			err = rep.WriteJSON(w)
+		case "json+":
+			err = rep.WriteJSONPlus(w)
+		case "terse":
+			err = rep.WriteTerse(w)
+		}
+		if err != nil {
+			return fmt.Errorf("writing the %s output: %w", f, err)
+		}
+	}
+	return nil
+}
+
+// runJobs runs the job's steps: each stonewall waits for the steps
+// before it, the others start together. It returns each step's result
+// and error.
+func (r *fioRun) runJobs(ctx context.Context) ([]*result.Result, []error) {
+	steps := r.job.Steps
+	results := make([]*result.Result, len(steps))
+	errs := make([]error, len(steps))
+	for from := 0; from < len(steps) && ctx.Err() == nil; {
+		to := from + 1
+		for to < len(steps) && !steps[to].Front.Fio.Stonewall {
+			to++
+		}
+		var wg sync.WaitGroup
+		for i := from; i < to; i++ {
+			wg.Go(func() {
+				results[i], errs[i] = r.runJob(ctx, i)
+				r.mu.Lock()
+				r.latest[i] = results[i]
+				r.mu.Unlock()
+			})
+		}
+		wg.Wait()
+		from = to
+	}
+	return results, errs
+}
+
+// jobsError is the run's error from its jobs' errors: the one failure, or
+// how many failed, or that it was interrupted.
+func jobsError(ctx context.Context, errs []error) error {
+	var failed []error
+	for _, err := range errs {
+		switch {
+		case errors.Is(err, step.ErrInterrupted):
+		case err != nil:
+			failed = append(failed, err)
+		}
+	}
+	switch {
+	case len(failed) == 1:
+		return failed[0]
+	case len(failed) > 1:
+		return fmt.Errorf("%d jobs failed: %w", len(failed), errors.Join(failed...))
+	case ctx.Err() != nil:
+		return step.ErrInterrupted
+	}
+	return nil
+}
+
+// runJob runs step i: its start delay, then its workload, whose result
+// it saves where the step says.
+func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
+	st := r.job.Steps[i]
+	if d := st.Front.Fio.StartDelay.D(); d > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, step.ErrInterrupted
+		case <-time.After(d):
+		}
+	}
+	so := step.Output{Live: r.live, Opened: func(engine.Session) metrics.Subscriber {
+		r.header()
+		return nil
+	}}
+	if interval := r.opts.StatusInterval.D(); interval > 0 {
+		var last time.Time
+		so.SoFar = func(o *runner.Outcome) {
+			// A result encodes every histogram: make one only as
+			// often as the status is printed, not every second.
+			if time.Since(last) < interval/2 {
+				return
+			}
+			last = time.Now()
+			// o is valid only now: Result copies it.
+			res, err := o.Result(st.Name, &st.Workload, result.ThisHost())
+			if err == nil {
+				// The log holds every second so far: its subscriber
+				// runs before this.
+				res.Series, err = result.ReadTickLog(result.TickLogPath(st.Save))
+			}
+			if err != nil {
+				return // the status line misses one second; the run goes on
+			}
+			r.mu.Lock()
+			r.latest[i] = res
+			r.mu.Unlock()
+		}
+	}
+	return step.Run(ctx, st, so)
+}
+
+// printStatus writes the output of every job so far each
+// --status-interval, as fio does, until the returned stop is called.
+func (r *fioRun) printStatus(write func([]*result.Result) error) (stop func()) {
+	interval := r.opts.StatusInterval.D()
+	if interval <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			r.mu.Lock()
+			latest := slices.Clone(r.latest)
+			r.mu.Unlock()
+			if countNonNil(latest) == 0 {
+				continue // nothing measured yet
+			}
+			if write(latest) != nil {
+				return // the final output reports the same failure
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// groups builds the report's groups from the job's steps and their
+// results (nil before the run, or for a step that did not run).
+func (r *fioRun) groups(results []*result.Result) []fioreport.Group {
+	var groups []fioreport.Group
+	for i, st := range r.job.Steps {
+		f := st.Front.Fio
+		if len(groups) == 0 || groups[len(groups)-1].ID != f.Group {
+			groups = append(groups, fioreport.Group{ID: f.Group})
+		}
+		g := &groups[len(groups)-1]
+		g.GroupReporting = g.GroupReporting || f.GroupReporting
+		fj := fioreport.Job{
+			Name: st.Name, Description: f.Description, NumJobs: f.NumJobs,
+			RW: f.RW, IOEngine: f.IOEngine, BlockSize: int64(st.Workload.BlockSize), IODepth: f.IODepth,
+			PercentileList: f.PercentileList, LatPercentiles: f.LatPercentiles,
+			Options: fioOptions(f.Options),
+		}
+		if results != nil {
+			fj.Result = results[i]
+		}
+		g.Jobs = append(g.Jobs, fj)
+	}
+	return groups
+}
+
+// filePaths are the files and devices the job's local steps use, for
+// their disks' statistics.
+func (r *fioRun) filePaths() []string {
+	var paths []string
+	for _, st := range r.job.Steps {
+		if d, err := engine.Describe(st.Workload.Target.Scheme); err == nil && d.LocalDisks {
+			paths = append(paths, st.Workload.Target.Location)
+		}
+	}
+	return paths
+}
+
+// fioEstimate is a fio job's time: steps between stonewalls run
+// together, so each stretch takes its longest step, start delay and ramp
+// included.
+func fioEstimate(j Job) (time.Duration, bool) {
+	var total, stretch time.Duration
+	for i, st := range j.Steps {
+		var delay time.Duration
+		if f := st.Front.Fio; f != nil {
+			if i > 0 && f.Stonewall {
+				total += stretch
+				stretch = 0
+			}
+			delay = f.StartDelay.D()
+		}
+		stretch = max(stretch, time.Duration(st.Workload.Duration+st.Workload.Ramp)+delay)
+	}
+	return total + stretch, true
+}
+
+func fioOptions(opts []step.FioOption) []fioreport.Option {
+	out := make([]fioreport.Option, len(opts))
+	for i, o := range opts {
+		out[i] = fioreport.Option{Name: o.Name, Value: o.Value}
+	}
+	return out
+}
+
+func countNonNil(rs []*result.Result) int {
+	n := 0
+	for _, r := range rs {
+		if r != nil {
+			n++
+		}
+	}
+	return n
+}
