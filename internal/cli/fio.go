@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/internal/peer/fiojob"
 	"github.com/cephbench/cephbench/result"
@@ -44,7 +45,7 @@ func newFioCmd(env Env) *cobra.Command {
 		// job files between them): fiojob reads them all.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plan, err := fiojob.Parse(args, os.Getenv, os.ReadFile)
+			plan, err := fiojob.Parse(args, env.getenv, env.readFile)
 			switch {
 			case err != nil:
 				return usageErr(err)
@@ -57,20 +58,21 @@ func newFioCmd(env Env) *cobra.Command {
 			case len(plan.Jobs) == 0:
 				return usagef("no jobs: give a --name=NAME with its options, or a job file")
 			}
-			return env.run(cmd.Context(), fioJob(plan))
+			return env.run(cmd.Context(), fioJob(env, plan))
 		},
 	}
 }
 
 // fioJob is the job of a fio invocation: a step for each of its jobs,
-// saving its result under the results folder.
-func fioJob(plan *fiojob.Plan) frontend.Job {
+// saving its result under the results folder, its paths taken from the
+// working directory.
+func fioJob(env Env, plan *fiojob.Plan) frontend.Job {
 	opts := &frontend.FioOptions{
-		OutputFormats: plan.OutputFormats, Output: plan.Output, StatusInterval: spec.Duration(plan.StatusInterval),
-		GlobalOptions: fioOptions(plan.GlobalOptions), Results: plan.ResultsDir,
+		OutputFormats: plan.OutputFormats, Output: env.path(plan.Output), StatusInterval: spec.Duration(plan.StatusInterval),
+		GlobalOptions: fioOptions(plan.GlobalOptions), Results: env.path(plan.ResultsDir),
 	}
 	if opts.Results == "" {
-		opts.Results = defaultResults
+		opts.Results = env.path(defaultResults)
 	}
 	at := stamped(opts.Results, "fio") // one stamp for all the invocation's jobs
 	steps := make([]step.Step, len(plan.Jobs))
@@ -83,6 +85,7 @@ func fioJob(plan *fiojob.Plan) frontend.Job {
 				PercentileList: j.PercentileList, LatPercentiles: j.LatPercentiles, Options: fioOptions(j.Options),
 			}},
 		}
+		st.Workload.Target = engine.InDir(st.Workload.Target, env.Dir)
 		if j.WholeTarget {
 			st.Passes = j.Passes()
 		}

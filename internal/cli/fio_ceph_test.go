@@ -58,8 +58,7 @@ func TestFioReport000OnACephFuseMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	t.Chdir(dir)
-	_, rs := fio(t, strings.Fields("--rw=rw --bs=1m --size=10M --numjobs=20 --group_reporting --name=test-rw")...)
+	_, rs := fioIn(t, dir, nil, strings.Fields("--rw=rw --bs=1m --size=10M --numjobs=20 --group_reporting --name=test-rw")...)
 	if len(rs) != 1 || rs[0].Ops["read"].Bytes+rs[0].Ops["write"].Bytes != 200<<20 {
 		t.Fatalf("results %v; want one of 200 MiB", rs)
 	}

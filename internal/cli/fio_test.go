@@ -17,8 +17,15 @@ import (
 // and the results it saved, failing the test unless it exits 0.
 func fio(t *testing.T, args ...string) (string, []*result.Result) {
 	t.Helper()
+	return fioIn(t, "", nil, args...)
+}
+
+// fioIn is fio in the working directory dir with the environment getenv
+// (nil: the process's).
+func fioIn(t *testing.T, dir string, getenv func(string) string, args ...string) (string, []*result.Result) {
+	t.Helper()
 	results := t.TempDir()
-	code, stdout, stderr := cephbench(t, context.Background(), append(append([]string{"fio"}, args...), "--results", results)...)
+	code, stdout, stderr := cephbenchIn(t, context.Background(), dir, getenv, append(append([]string{"fio"}, args...), "--results", results)...)
 	if code != 0 {
 		t.Fatalf("cephbench fio %s: exit %d\n%s\n%s", strings.Join(args, " "), code, stdout, stderr)
 	}
@@ -83,8 +90,7 @@ func TestFioReport000CommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	t.Chdir(dir)
-	out, rs := fio(t, strings.Fields("--rw=rw --bs=1m --size=10M --numjobs=20 --group_reporting --name=test-rw")...)
+	out, rs := fioIn(t, dir, nil, strings.Fields("--rw=rw --bs=1m --size=10M --numjobs=20 --group_reporting --name=test-rw")...)
 	if !strings.HasPrefix(out, "test-rw: (g=0): rw=rw, bs=(R) 1024KiB-1024KiB, (W) 1024KiB-1024KiB, (T) 1024KiB-1024KiB, ioengine=psync, iodepth=1\n...\n") {
 		t.Errorf("not fio's job header:\n%s", out)
 	}
@@ -100,6 +106,9 @@ func TestFioReport000CommandLine(t *testing.T) {
 	read, write := rs[0].Ops["read"], rs[0].Ops["write"]
 	if read.Bytes+write.Bytes != 200<<20 || read.Ops == 0 || write.Ops == 0 || rs[0].Spec.Workers != 20 {
 		t.Errorf("read %d bytes and wrote %d with %d workers; want 200 MiB of both with 20", read.Bytes, write.Bytes, rs[0].Spec.Workers)
+	}
+	if loc := rs[0].Spec.Target.Location; loc != dir && !strings.HasPrefix(loc, dir+"/") {
+		t.Errorf("the job's files were %s, not in its working directory %s", loc, dir)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("the job left %d files in its directory", len(entries))
@@ -189,10 +198,11 @@ type fioDir struct {
 }
 
 // A job file with what people put in one: [global], ${VAR}, an include,
-// a stonewall, a bare boolean; the output goes to --output.
+// a stonewall, a bare boolean; the output goes to --output. Its paths are
+// relative, taken from the working directory.
 func TestFioJobFile(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("CB_FIO_SIZE", "4M")
+	getenv := func(k string) string { return map[string]string{"CB_FIO_SIZE": "4M"}[k] }
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +212,7 @@ func TestFioJobFile(t *testing.T) {
 	must(os.WriteFile(filepath.Join(dir, "job.fio"), []byte(`; two phases on one file
 [global]
 include common.fio
-filename=`+filepath.Join(dir, "data")+`
+filename=data
 group_reporting
 
 [fill]
@@ -214,7 +224,7 @@ rw=randread
 verify=crc32c
 `), 0o644))
 	report := filepath.Join(dir, "report.txt")
-	stdout, rs := fio(t, filepath.Join(dir, "job.fio"), "--output="+report)
+	stdout, rs := fioIn(t, dir, getenv, "job.fio", "--output=report.txt")
 	if stdout != "" {
 		t.Errorf("--output given, yet stdout has %q", stdout)
 	}
