@@ -15,10 +15,7 @@ func init() { register("bench", front{run: runBench, estimate: stepsInTurn}) }
 // per-second table (unless quiet) and summary; with Format "json" the
 // text goes to stderr and stdout gets each result as JSON.
 func runBench(ctx context.Context, j Job, out IO) error {
-	text := out.Stdout
-	if j.Format == "json" {
-		text = out.Stderr
-	}
+	text := j.text(out)
 	so := step.Output{Summary: text, Live: out.Live}
 	if !j.Quiet {
 		so.Progress = text

@@ -94,6 +94,14 @@ func Estimate(j Job) (d time.Duration, exact bool) {
 	return f.estimate(j)
 }
 
+// text is where j's text goes: stdout, or stderr when stdout is for JSON.
+func (j Job) text(out IO) io.Writer {
+	if j.Format == "json" {
+		return out.Stderr
+	}
+	return out.Stdout
+}
+
 func (out IO) orDiscard() IO {
 	if out.Stdout == nil {
 		out.Stdout = io.Discard

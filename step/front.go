@@ -9,4 +9,6 @@ package step
 type Front struct {
 	Command string `json:"command"`
 	Fio     *Fio   `json:"fio,omitempty"`
+	// Net is net client's: the server and the test's parameters.
+	Net *Net `json:"net,omitempty"`
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -11,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/netbench"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
 )
 
 func newNetCmd(env Env) *cobra.Command {
@@ -158,47 +158,10 @@ func newNetClientCmd(env Env) *cobra.Command {
 			if format != "text" && format != "json" {
 				return usagef("invalid --format %q (want text or json)", format)
 			}
-			text := env.Stdout
-			if format == "json" {
-				text = env.Stderr
-			}
-			progress := text
-			if quiet {
-				progress = nil
-			}
-			ctx := cmd.Context()
-			res, err := netbench.RunClient(ctx, host, port, p, progress)
-			var setup *netbench.SetupError
-			switch {
-			case errors.Is(err, netbench.ErrBusy):
-				return failuref("%w", err)
-			case errors.As(err, &setup):
-				return usageErr(err)
-			case err != nil && ctx.Err() != nil:
-				return errInterrupted
-			case err != nil:
-				return failuref("%w", err)
-			}
-			save := stamped(results, res.Name) + ".json"
-			saveErr := res.Save(save)
-			netbench.Summary(text, res)
-			if saveErr == nil {
-				fmt.Fprintf(text, "result saved to %s\n", save)
-			}
-			if format == "json" {
-				b, err := json.MarshalIndent(res, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(env.Stdout, "%s\n", b)
-			}
-			switch {
-			case saveErr != nil:
-				return failuref("saving the result: %w", saveErr)
-			case res.Interrupted:
-				return errInterrupted
-			}
-			return nil
+			name := "net-" + string(p.Mode)
+			st := step.Step{Name: name, Save: stamped(results, name) + ".json",
+				Front: step.Front{Command: "net client", Net: &step.Net{Host: host, Port: port, Params: p}}}
+			return env.run(cmd.Context(), frontend.Job{Command: "net client", Steps: []step.Step{st}, Format: format, Quiet: quiet})
 		},
 	}
 	fl := cmd.Flags()
