@@ -14,9 +14,11 @@ import (
 
 // bytesSession counts the bytes of the ops in flight across all its slots
 // and queues (an async op is in flight from Submit until Reap hands it
-// back) and the most it saw when an op started; each op takes delay.
+// back) and the most it saw when an op started; each op takes delay, on
+// clock (nil: engine.Now).
 type bytesSession struct {
 	delay    time.Duration
+	clock    Clock
 	inFlight atomic.Int64
 	atStart  atomic.Int64 // the most bytes in flight when an op started
 	most     atomic.Int64 // the most bytes in flight, the new op's included
@@ -26,6 +28,13 @@ type bytesSession struct {
 
 func (b *bytesSession) Geometry() engine.Geometry {
 	return engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 30}
+}
+
+func (b *bytesSession) now() time.Duration {
+	if b.clock == nil {
+		return engine.Now()
+	}
+	return b.clock.Now()
 }
 
 func (b *bytesSession) start(op *engine.Op) {
@@ -62,7 +71,7 @@ func (b *bytesAsync) NewQueue(int) (engine.Queue, error) { return &bytesQueue{s:
 
 func (q *bytesQueue) Submit(op *engine.Op) error {
 	q.s.start(op)
-	op.Completed = engine.Now() + q.s.delay
+	op.Completed = q.s.now() + q.s.delay
 	q.pending = append(q.pending, op)
 	return nil
 }
@@ -70,7 +79,7 @@ func (q *bytesQueue) Submit(op *engine.Op) error {
 func (q *bytesQueue) Reap(ctx context.Context, least int, done []*engine.Op) (int, error) {
 	n := 0
 	for {
-		now := engine.Now()
+		now := q.s.now()
 		for i := 0; i < len(q.pending) && n < len(done); {
 			if op := q.pending[i]; op.Completed <= now {
 				op.Err = nil
@@ -157,35 +166,37 @@ func TestByteRatePacingIsOpenLoop(t *testing.T) {
 	// 4 MiB/s of ops of 1K..64K for a second: whatever their lengths, the
 	// bytes sent are the bytes due, give or take the op at the end; ops
 	// too slow for the rate leave the rest counted as missed.
-	for _, c := range []struct {
-		name  string
-		delay time.Duration
-		rate  float64
-	}{
-		{"on time", 0, 4 << 20},
-		{"too slow", 20 * time.Millisecond, 64 << 20}, // 4 ops of ≤64K per 20ms carry ≤12.8M/s
-	} {
-		s := &bytesAsync{bytesSession{delay: c.delay}}
-		o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
-			w.BlockSize, w.MinBlockSize, w.RateBytes = 64<<10, 1<<10, c.rate
-			w.Workers, w.QueueDepth, w.Duration = 1, 4, spec.Duration(time.Second)
-		}))
-		var bytes int64
-		for k := range o.Kinds {
-			_, b, _ := o.Collector.Totals(k)
-			bytes += b
+	simulated(t, func(t *testing.T, clock Clock) {
+		for _, c := range []struct {
+			name  string
+			delay time.Duration
+			rate  float64
+		}{
+			{"on time", 0, 4 << 20},
+			{"too slow", 20 * time.Millisecond, 64 << 20}, // 4 ops of ≤64K per 20ms carry ≤12.8M/s
+		} {
+			s := &bytesAsync{bytesSession{delay: c.delay, clock: clock}}
+			o := mustRunOn(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+				w.BlockSize, w.MinBlockSize, w.RateBytes = 64<<10, 1<<10, c.rate
+				w.Workers, w.QueueDepth, w.Duration = 1, 4, spec.Duration(time.Second)
+			}), clock)
+			var bytes int64
+			for k := range o.Kinds {
+				_, b, _ := o.Collector.Totals(k)
+				bytes += b
+			}
+			ops, _ := totalOps(o)
+			mean := float64(s.sent.Load()) / float64(max(ops, 1))
+			accounted := float64(bytes) + float64(o.Missed)*mean
+			if bytes == 0 || accounted < c.rate-2*64<<10 || accounted > c.rate+2*64<<10 {
+				t.Errorf("%s: sent %d bytes and missed %d ops of %.0f bytes in a second paced at %.0f bytes/s",
+					c.name, bytes, o.Missed, mean, c.rate)
+			}
+			if c.delay > 0 && (o.Late == 0 || o.Missed == 0) {
+				t.Errorf("%s: %d late, %d missed; want the shortfall counted", c.name, o.Late, o.Missed)
+			}
 		}
-		ops, _ := totalOps(o)
-		mean := float64(s.sent.Load()) / float64(max(ops, 1))
-		accounted := float64(bytes) + float64(o.Missed)*mean
-		if bytes == 0 || accounted < c.rate-2*64<<10 || accounted > c.rate+2*64<<10 {
-			t.Errorf("%s: sent %d bytes and missed %d ops of %.0f bytes in a second paced at %.0f bytes/s",
-				c.name, bytes, o.Missed, mean, c.rate)
-		}
-		if c.delay > 0 && (o.Late == 0 || o.Missed == 0) {
-			t.Errorf("%s: %d late, %d missed; want the shortfall counted", c.name, o.Late, o.Missed)
-		}
-	}
+	})
 }
 
 func TestObjectsOfTheirOwnSizesNeedATargetThatHoldsThem(t *testing.T) {

@@ -51,6 +51,20 @@ type Options struct {
 	// for the next run on the same session; nil means the objects the
 	// session found (Geometry.ObjectCount).
 	Objects *workload.Objects
+	// Clock is the time the run reads; nil is engine.Now, the time every
+	// engine stamps its ops with. The run waits on the time package's
+	// timers, so another Clock is of use only where those follow it: in a
+	// testing/synctest bubble, whose fake time lets a test time a run
+	// exactly and take no time itself.
+	Clock Clock
+}
+
+// Clock tells the time on engine.Now's base: a duration since an epoch of
+// its own, never going back. Sessions of a run on a Clock stamp their ops
+// (Op.Issued, Op.Completed, Op.FirstByte) with it. Now is called from
+// every worker at once.
+type Clock interface {
+	Now() time.Duration
 }
 
 // Outcome is everything a run measured.
@@ -170,9 +184,18 @@ type worker struct {
 	_        [64]byte     // keep workers' counters on separate cache lines
 }
 
+// now is the run's time. A nil Clock is tested for rather than defaulted,
+// so the real clock costs its hot loop no call through an interface.
+func (r *run) now() time.Duration {
+	if r.opts.Clock == nil {
+		return engine.Now()
+	}
+	return r.opts.Clock.Now()
+}
+
 func (r *run) stop(reason string) {
 	r.stopOnce.Do(func() {
-		r.stoppedAt.Store(int64(engine.Now()))
+		r.stoppedAt.Store(int64(r.now()))
 		r.reason.Store(reason)
 		r.stopped.Store(true)
 	})
@@ -256,10 +279,10 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	r.soFar = func(elapsed time.Duration) *Outcome {
 		return &Outcome{
 			Start: out.Start, End: time.Now(), Elapsed: elapsed, Kinds: kinds, Collector: col,
-			CPU: metrics.ReadUsage().Since(usage0, engine.Now()-r.t0),
+			CPU: metrics.ReadUsage().Since(usage0, r.now()-r.t0),
 		}
 	}
-	r.t0 = engine.Now()
+	r.t0 = r.now()
 	r.rampEnd = r.t0 + w.Ramp.D()
 	r.end = 1<<63 - 1
 	if w.Duration > 0 {
@@ -297,7 +320,7 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 		// A loop stuck in its engine past the drain grace may still write
 		// into its buffer; the mapping stays for the life of the process.
 	}
-	now := engine.Now()
+	now := r.now()
 	measured := max(now-r.rampEnd, 0)
 	last := col.Tick(measured)
 	last.Short = last.Dur < interval.Seconds()/2
@@ -497,7 +520,7 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 	<-timer.C
 	next := r.rampEnd + interval
 	for {
-		now := engine.Now()
+		now := r.now()
 		wait := next - now
 		if now < r.rampEnd {
 			wait = r.rampEnd - now
@@ -523,7 +546,7 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 			return
 		case <-timer.C:
 		}
-		now = engine.Now()
+		now = r.now()
 		if now >= r.end {
 			r.stop(StopDuration)
 			if done == nil {
@@ -548,7 +571,7 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 // next op was due after its duration: the run then lasts until then.
 func (r *run) pacedToItsEnd() bool {
 	reason, _ := r.reason.Load().(string)
-	return r.pacer != nil && r.w.Duration > 0 && reason == StopDuration && engine.Now() < r.end
+	return r.pacer != nil && r.w.Duration > 0 && reason == StopDuration && r.now() < r.end
 }
 
 // emit adds the op counts to a closed interval and hands it to the
@@ -599,7 +622,7 @@ func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, meas
 	if r.refusing() {
 		return 0, false, false
 	}
-	now := engine.Now()
+	now := r.now()
 	if now >= r.end {
 		r.stop(StopDuration)
 		return 0, false, false
@@ -677,7 +700,7 @@ func (r *run) reserve(timer *time.Timer, n int64) bool {
 		if r.refusing() {
 			return false
 		}
-		if engine.Now() >= r.end {
+		if r.now() >= r.end {
 			r.stop(StopDuration)
 			return false
 		}
@@ -750,7 +773,7 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 	}
 	end := op.Completed
 	if end == 0 {
-		end = engine.Now()
+		end = r.now()
 	}
 	wk.rec.Record(r.index[op.Kind], end-start, int64(len(op.Buf)), end)
 	if fb := r.firstByte[op.Kind]; fb >= 0 && op.FirstByte >= start {
@@ -813,9 +836,9 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 // sync makes file durable through the session and times it as a sync op
 // of wk's, measured when it starts after the ramp.
 func (r *run) sync(wk *worker, file int) {
-	start := engine.Now()
+	start := r.now()
 	err := r.syncer.Sync(r.ctx, file)
-	end := engine.Now()
+	end := r.now()
 	switch {
 	case start < r.rampEnd:
 	case err == nil:
@@ -876,7 +899,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	// says stop.
 	submit := func() {
 		for !stopping && syncFile < 0 && len(free) > 0 {
-			if inFlight > 0 && (r.backlogFull() || r.pacer != nil && r.pacer.Due(r.slot.Load()) > engine.Now()-r.t0) {
+			if inFlight > 0 && (r.backlogFull() || r.pacer != nil && r.pacer.Due(r.slot.Load()) > r.now()-r.t0) {
 				return // reap what completed before the next op may start
 			}
 			s := free[len(free)-1]

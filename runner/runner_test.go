@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
@@ -104,11 +105,32 @@ func totalOps(o *Outcome) (ops, errs int64) {
 
 func mustRun(t *testing.T, ctx context.Context, s engine.Session, w *spec.Workload) *Outcome {
 	t.Helper()
-	o, err := Run(ctx, s, w, Options{Seed: 1})
+	return mustRunOn(t, ctx, s, w, nil)
+}
+
+// mustRunOn runs w on s with the run's time read off clock.
+func mustRunOn(t *testing.T, ctx context.Context, s engine.Session, w *spec.Workload, clock Clock) *Outcome {
+	t.Helper()
+	o, err := Run(ctx, s, w, Options{Seed: 1, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return o
+}
+
+// bubbleClock is the time of a synctest bubble since start.
+type bubbleClock struct{ start time.Time }
+
+func (c bubbleClock) Now() time.Duration { return time.Since(c.start) }
+
+// simulated runs test in a synctest bubble, with a Clock of the bubble's
+// time for its runs: time passes only while every goroutine of the run
+// waits (on an op's delay, a pacer's slot, the next tick), so a run's
+// timing is exact however loaded the machine is, and a run of seconds
+// takes milliseconds. A session in the bubble must take some time per op,
+// or no time passes.
+func simulated(t *testing.T, test func(t *testing.T, clock Clock)) {
+	synctest.Test(t, func(t *testing.T) { test(t, bubbleClock{time.Now()}) })
 }
 
 func TestOpCountBoundIsExact(t *testing.T) {
@@ -133,48 +155,54 @@ func TestByteBoundIsExact(t *testing.T) {
 }
 
 func TestDurationBound(t *testing.T) {
-	o := mustRun(t, context.Background(), &fakeSession{}, workloadOf(func(w *spec.Workload) {
-		w.Duration = spec.Duration(300 * time.Millisecond)
-	}))
-	if o.StopReason != StopDuration {
-		t.Errorf("stop %q; want %q", o.StopReason, StopDuration)
-	}
-	if o.Elapsed < 300*time.Millisecond || o.Elapsed > 5*time.Second {
-		t.Errorf("measured %v for a 300ms run", o.Elapsed)
-	}
-	if ops, _ := totalOps(o); ops == 0 {
-		t.Error("no ops measured")
-	}
+	simulated(t, func(t *testing.T, clock Clock) {
+		// 4 slots of 1ms ops for 300ms: the ops started before the end
+		// finish, none starts after it.
+		s := &fakeSession{delay: func(int64) time.Duration { return time.Millisecond }}
+		o := mustRunOn(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+			w.Duration = spec.Duration(300 * time.Millisecond)
+		}), clock)
+		if o.StopReason != StopDuration {
+			t.Errorf("stop %q; want %q", o.StopReason, StopDuration)
+		}
+		if o.Elapsed < 300*time.Millisecond || o.Elapsed > 301*time.Millisecond {
+			t.Errorf("measured %v for a 300ms run of 1ms ops", o.Elapsed)
+		}
+		if ops, _ := totalOps(o); ops != 4*300 {
+			t.Errorf("%d ops measured; want 4 slots × 300 ops of 1ms", ops)
+		}
+	})
 }
 
 func TestRampIsExcluded(t *testing.T) {
-	// Ops started in the first 200ms take a whole second; the ramp lasts
-	// 1.3s, so every slow op is a ramp op, and none may be in the figures.
-	// (The margins are wide so a loaded machine cannot blur them.)
-	start := time.Now()
-	s := &fakeSession{delay: func(int64) time.Duration {
-		if time.Since(start) < 200*time.Millisecond {
-			return time.Second
+	simulated(t, func(t *testing.T, clock Clock) {
+		// Ops started in the first 200ms take a whole second, the others
+		// 1ms; the ramp lasts 1.3s, so every slow op is a ramp op, and
+		// none may be in the figures.
+		s := &fakeSession{delay: func(int64) time.Duration {
+			if clock.Now() < 200*time.Millisecond {
+				return time.Second
+			}
+			return time.Millisecond
+		}}
+		o := mustRunOn(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+			w.Ramp = spec.Duration(1300 * time.Millisecond)
+			w.Duration = spec.Duration(200 * time.Millisecond)
+			w.Workers, w.QueueDepth = 1, 1
+		}), clock)
+		measured, _ := totalOps(o)
+		if measured == 0 || measured >= s.ops.Load() {
+			t.Errorf("measured %d of %d ops; the ramp's ops must be excluded", measured, s.ops.Load())
 		}
-		return 0
-	}}
-	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
-		w.Ramp = spec.Duration(1300 * time.Millisecond)
-		w.Duration = spec.Duration(200 * time.Millisecond)
-		w.Workers, w.QueueDepth = 1, 1
-	}))
-	measured, _ := totalOps(o)
-	if measured == 0 || measured >= s.ops.Load() {
-		t.Errorf("measured %d of %d ops; the ramp's ops must be excluded", measured, s.ops.Load())
-	}
-	for k := range o.Kinds {
-		if h := o.Collector.Histogram(k); h.TotalCount() > 0 && h.Max() >= int64(900*time.Millisecond) {
-			t.Errorf("%s: a ramp-up op (1s) is in the figures: max %v", o.Kinds[k], time.Duration(h.Max()))
+		for k := range o.Kinds {
+			if h := o.Collector.Histogram(k); h.TotalCount() > 0 && h.Max() >= int64(900*time.Millisecond) {
+				t.Errorf("%s: a ramp-up op (1s) is in the figures: max %v", o.Kinds[k], time.Duration(h.Max()))
+			}
 		}
-	}
-	if o.Elapsed < 200*time.Millisecond {
-		t.Errorf("measured period %v is shorter than the 200ms duration", o.Elapsed)
-	}
+		if o.Elapsed < 200*time.Millisecond {
+			t.Errorf("measured period %v is shorter than the 200ms duration", o.Elapsed)
+		}
+	})
 }
 
 func TestRatePacingIsOpenLoop(t *testing.T) {
@@ -182,28 +210,32 @@ func TestRatePacingIsOpenLoop(t *testing.T) {
 	// would hide the stall in one sample; open loop charges the ~200 ops
 	// scheduled during it with their wait (200ms down to 0), so p90 shows
 	// about 100ms.
-	s := &fakeSession{delay: func(n int64) time.Duration {
-		if n == 100 {
-			return 200 * time.Millisecond
+	simulated(t, func(t *testing.T, clock Clock) {
+		s := &fakeSession{delay: func(n int64) time.Duration {
+			if n == 100 {
+				return 200 * time.Millisecond
+			}
+			return 0
+		}}
+		o := mustRunOn(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+			w.RateIOPS = 1000
+			w.Duration = spec.Duration(time.Second)
+			w.Workers, w.QueueDepth = 1, 1
+			w.ReadPercent = 100
+		}), clock)
+		h := o.Collector.Histogram(int(engine.Read))
+		if p := time.Duration(h.ValueAtQuantile(90)); p < 50*time.Millisecond {
+			t.Errorf("p90 = %v; a 200ms stall at 1000 ops/s must delay ~20%% of the ops", p)
 		}
-		return 0
-	}}
-	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
-		w.RateIOPS = 1000
-		w.Duration = spec.Duration(time.Second)
-		w.Workers, w.QueueDepth = 1, 1
-		w.ReadPercent = 100
-	}))
-	h := o.Collector.Histogram(int(engine.Read))
-	if p := time.Duration(h.ValueAtQuantile(90)); p < 50*time.Millisecond {
-		t.Errorf("p90 = %v; a 200ms stall at 1000 ops/s must delay ~20%% of the ops", p)
-	}
-	if ops, _ := totalOps(o); ops < 800 || ops > 1050 {
-		t.Errorf("%d ops in 1s at 1000/s", ops)
-	}
-	if o.Late < 100 {
-		t.Errorf("late ops = %d; the stall should make ~200 late", o.Late)
-	}
+		// On the bubble's clock no op is lost to a slow machine: every
+		// slot due within the second is issued.
+		if ops, _ := totalOps(o); ops != 1000 {
+			t.Errorf("%d ops in 1s at 1000/s", ops)
+		}
+		if o.Late < 100 {
+			t.Errorf("late ops = %d; the stall should make ~200 late", o.Late)
+		}
+	})
 }
 
 // A paced run measures its whole duration, also after its last op was due:
@@ -216,31 +248,39 @@ func TestPacedRunMeasuresItsWholeDuration(t *testing.T) {
 		w.Duration = spec.Duration(1800 * time.Millisecond)
 		w.Workers, w.QueueDepth = 1, 1
 	})
-	o, err := Run(context.Background(), &fakeSession{}, w, Options{Subscribers: []metrics.Subscriber{func(t metrics.Tick) { ticks = append(ticks, t) }}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ops, _ := totalOps(o); ops != 4 || o.StopReason != StopDuration {
-		t.Errorf("%d ops, stopped by %s; want 4 by its duration", ops, o.StopReason)
-	}
-	if o.Elapsed < 1800*time.Millisecond {
-		t.Errorf("measured %v of a 1.8 s run", o.Elapsed)
-	}
-	if len(ticks) != 2 || ticks[1].Dur < 0.79 {
-		t.Errorf("%d ticks, the last %+v; want a full second and 0.8 s", len(ticks), ticks[len(ticks)-1].Second)
-	}
+	simulated(t, func(t *testing.T, clock Clock) {
+		o, err := Run(context.Background(), &fakeSession{}, w, Options{Clock: clock, Subscribers: []metrics.Subscriber{func(t metrics.Tick) { ticks = append(ticks, t) }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ops, _ := totalOps(o); ops != 4 || o.StopReason != StopDuration {
+			t.Errorf("%d ops, stopped by %s; want 4 by its duration", ops, o.StopReason)
+		}
+		if o.Elapsed < 1800*time.Millisecond {
+			t.Errorf("measured %v of a 1.8 s run", o.Elapsed)
+		}
+		if len(ticks) != 2 || ticks[1].Dur < 0.79 {
+			t.Errorf("%d ticks, the last %+v; want a full second and 0.8 s", len(ticks), ticks[len(ticks)-1].Second)
+		}
+	})
 }
 
 func TestMissedSlotsAreCounted(t *testing.T) {
-	s := &fakeSession{delay: func(int64) time.Duration { return 5 * time.Millisecond }}
-	o := mustRun(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
-		w.RateIOPS = 10000
-		w.Duration = spec.Duration(300 * time.Millisecond)
-		w.Workers, w.QueueDepth = 1, 1
-	}))
-	if o.Missed < 1000 {
-		t.Errorf("missed = %d; a 5ms op cannot keep 10000/s, ~2900 slots must be missed", o.Missed)
-	}
+	simulated(t, func(t *testing.T, clock Clock) {
+		s := &fakeSession{delay: func(int64) time.Duration { return 5 * time.Millisecond }}
+		o := mustRunOn(t, context.Background(), s, workloadOf(func(w *spec.Workload) {
+			w.RateIOPS = 10000
+			w.Duration = spec.Duration(300 * time.Millisecond)
+			w.Workers, w.QueueDepth = 1, 1
+		}), clock)
+		if o.Missed < 1000 {
+			t.Errorf("missed = %d; a 5ms op cannot keep 10000/s, ~2900 slots must be missed", o.Missed)
+		}
+		// Every one of the 3000 slots due in 300ms was issued or missed.
+		if ops, _ := totalOps(o); ops+o.Missed != 3000 {
+			t.Errorf("%d ops issued and %d missed of the 3000 due", ops, o.Missed)
+		}
+	})
 }
 
 func TestCancelStopsAndKeepsTheResult(t *testing.T) {
@@ -289,99 +329,104 @@ func TestVerifyCatchesWrongData(t *testing.T) {
 }
 
 func TestSeriesCoversTheRun(t *testing.T) {
-	var ticks []metrics.Tick // those a per-second table prints
-	var series []metrics.Second
-	var mu sync.Mutex
-	slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
-	o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
-		w.Duration = spec.Duration(1 * time.Second)
-	}), Options{Interval: 100 * time.Millisecond, Subscribers: []metrics.Subscriber{func(t metrics.Tick) {
-		mu.Lock()
-		series = append(series, t.Second)
-		if !t.Short {
-			ticks = append(ticks, t)
+	simulated(t, func(t *testing.T, clock Clock) {
+		var ticks []metrics.Tick // those a per-second table prints
+		var series []metrics.Second
+		var mu sync.Mutex
+		slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
+		o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
+			w.Duration = spec.Duration(1 * time.Second)
+		}), Options{Clock: clock, Interval: 100 * time.Millisecond, Subscribers: []metrics.Subscriber{func(t metrics.Tick) {
+			mu.Lock()
+			series = append(series, t.Second)
+			if !t.Short {
+				ticks = append(ticks, t)
+			}
+			mu.Unlock()
+		}}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		mu.Unlock()
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A starved ticker on a loaded machine may merge intervals, so the
-	// count is loose; what must hold is that the intervals tile the run.
-	if len(series) < 2 || len(series) > 12 {
-		t.Fatalf("%d intervals of 100ms in a 1s run", len(series))
-	}
-	var sum int64
-	var dur float64
-	for _, s := range series {
-		dur += s.Dur
-		for _, k := range s.Kinds {
-			sum += k.Ops
+		// On the bubble's clock no ticker starves: ten intervals, and they
+		// tile the run.
+		if len(series) != 10 {
+			t.Fatalf("%d intervals of 100ms in a 1s run", len(series))
 		}
-	}
-	if diff := dur - o.Elapsed.Seconds(); diff > 1e-6 || diff < -1e-6 {
-		t.Errorf("intervals add up to %gs, the measured period is %v", dur, o.Elapsed)
-	}
-	if ops, _ := totalOps(o); sum != ops {
-		t.Errorf("series adds up to %d ops, totals say %d", sum, ops)
-	}
-	if len(ticks) < len(series)-1 {
-		t.Errorf("progress saw %d ticks for %d intervals", len(ticks), len(series))
-	}
+		var sum int64
+		var dur float64
+		for _, s := range series {
+			dur += s.Dur
+			for _, k := range s.Kinds {
+				sum += k.Ops
+			}
+		}
+		if diff := dur - o.Elapsed.Seconds(); diff > 1e-6 || diff < -1e-6 {
+			t.Errorf("intervals add up to %gs, the measured period is %v", dur, o.Elapsed)
+		}
+		if ops, _ := totalOps(o); sum != ops {
+			t.Errorf("series adds up to %d ops, totals say %d", sum, ops)
+		}
+		if len(ticks) < len(series)-1 {
+			t.Errorf("progress saw %d ticks for %d intervals", len(ticks), len(series))
+		}
+	})
 }
 
 // SoFar sees the run up to each tick: the totals of the intervals
 // so far, over the time measured so far.
 func TestTickSoFarIsTheRunUpToTheTick(t *testing.T) {
-	type seen struct {
-		seriesOps, soFarOps int64
-		t                   float64
-		elapsed             time.Duration
-	}
-	var ticks []seen
-	var seriesOps int64 // in the intervals so far
-	var lastT float64   // the end of the latest interval
-	slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
-	o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
-		w.Duration = spec.Duration(600 * time.Millisecond)
-	}), Options{Interval: 100 * time.Millisecond, Subscribers: []metrics.Subscriber{func(tk metrics.Tick) {
-		// Subscribers and SoFar are called from one goroutine: no lock
-		// needed.
-		for _, k := range tk.Kinds {
-			seriesOps += k.Ops
+	simulated(t, func(t *testing.T, clock Clock) {
+		type seen struct {
+			seriesOps, soFarOps int64
+			t                   float64
+			elapsed             time.Duration
 		}
-		lastT = tk.T
-	}}, SoFar: func(so *Outcome) {
-		var s seen
-		for _, k := range so.Summaries() {
-			s.soFarOps += k.Ops
+		var ticks []seen
+		var seriesOps int64 // in the intervals so far
+		var lastT float64   // the end of the latest interval
+		slow := &fakeSession{delay: func(int64) time.Duration { return 100 * time.Microsecond }}
+		o, err := Run(context.Background(), slow, workloadOf(func(w *spec.Workload) {
+			w.Duration = spec.Duration(600 * time.Millisecond)
+		}), Options{Clock: clock, Interval: 100 * time.Millisecond, Subscribers: []metrics.Subscriber{func(tk metrics.Tick) {
+			// Subscribers and SoFar are called from one goroutine: no lock
+			// needed.
+			for _, k := range tk.Kinds {
+				seriesOps += k.Ops
+			}
+			lastT = tk.T
+		}}, SoFar: func(so *Outcome) {
+			var s seen
+			for _, k := range so.Summaries() {
+				s.soFarOps += k.Ops
+			}
+			s.seriesOps = seriesOps
+			s.t, s.elapsed = lastT, so.Elapsed
+			ticks = append(ticks, s)
+		}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		s.seriesOps = seriesOps
-		s.t, s.elapsed = lastT, so.Elapsed
-		ticks = append(ticks, s)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ticks) < 2 {
-		t.Fatalf("%d ticks in a 600ms run of 100ms intervals", len(ticks))
-	}
-	final, _ := totalOps(o)
-	var prev int64
-	for i, s := range ticks {
-		if s.soFarOps != s.seriesOps || s.soFarOps < prev || s.soFarOps > final || s.soFarOps == 0 {
-			t.Errorf("tick %d: %d ops so far, the series so far has %d, the one before %d, the run %d", i, s.soFarOps, s.seriesOps, prev, final)
+		// On the bubble's clock no ticker starves: six intervals.
+		if len(ticks) != 6 {
+			t.Fatalf("%d ticks in a 600ms run of 100ms intervals", len(ticks))
 		}
-		if d := s.elapsed.Seconds() - s.t; d > 1e-6 || d < -1e-6 {
-			t.Errorf("tick %d at %gs: SoFar's elapsed is %v", i, s.t, s.elapsed)
+		final, _ := totalOps(o)
+		var prev int64
+		for i, s := range ticks {
+			if s.soFarOps != s.seriesOps || s.soFarOps < prev || s.soFarOps > final || s.soFarOps == 0 {
+				t.Errorf("tick %d: %d ops so far, the series so far has %d, the one before %d, the run %d", i, s.soFarOps, s.seriesOps, prev, final)
+			}
+			if d := s.elapsed.Seconds() - s.t; d > 1e-6 || d < -1e-6 {
+				t.Errorf("tick %d at %gs: SoFar's elapsed is %v", i, s.t, s.elapsed)
+			}
+			prev = s.soFarOps
 		}
-		prev = s.soFarOps
-	}
-	// The final interval gets a tick when it is long enough; that tick
-	// has the whole run.
-	if last := ticks[len(ticks)-1]; last.t == lastT && last.soFarOps != final {
-		t.Errorf("the last tick saw %d ops, the run did %d", last.soFarOps, final)
-	}
+		// The final interval gets a tick when it is long enough; that tick
+		// has the whole run.
+		if last := ticks[len(ticks)-1]; last.t == lastT && last.soFarOps != final {
+			t.Errorf("the last tick saw %d ops, the run did %d", last.soFarOps, final)
+		}
+	})
 }
 
 // procBound blocks like a C thread: the runner must give every slot a P.
