@@ -159,7 +159,7 @@ func newNetClientCmd(env Env) *cobra.Command {
 				return usagef("invalid --format %q (want text or json)", format)
 			}
 			name := "net-" + string(p.Mode)
-			st := step.Step{Name: name, Save: stamped(results, name) + ".json",
+			st := step.Step{Name: name, Save: stamped(env.path(results), name) + ".json",
 				Front: step.Front{Command: "net client", Net: &step.Net{Host: host, Port: port, Params: p}}}
 			return env.run(cmd.Context(), frontend.Job{Command: "net client", Steps: []step.Step{st}, Format: format, Quiet: quiet})
 		},
