@@ -32,6 +32,8 @@ type Job struct {
 	Quiet bool `json:"quiet,omitempty"`
 	// Fio is a fio job's options that span its jobs.
 	Fio *FioOptions `json:"fio,omitempty"`
+	// S3 is an s3 bench job's options.
+	S3 *S3Bench `json:"s3,omitempty"`
 }
 
 // IO is where a job's text goes. Its zero value prints nothing.

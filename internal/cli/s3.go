@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,12 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	cbs3 "github.com/cephbench/cephbench/engine/s3"
-	"github.com/cephbench/cephbench/report"
-	"github.com/cephbench/cephbench/result"
-	"github.com/cephbench/cephbench/runner"
+	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
-	"github.com/cephbench/cephbench/workload"
 )
 
 // s3Flags are the connection options of the s3 commands.
@@ -191,18 +187,12 @@ removes them), and never anything else.`,
 			if cmd.Flags().Changed("objects") {
 				limit = f.objects
 			}
-			if f.objects == 0 {
-				// Gets read the kept objects whole.
-				m, err := cbs3.LastWrite(cmd.Context(), target.Location, creds)
-				if err != nil {
-					return err
-				}
-				if cmd.Flags().Changed("obj-size") && int64(f.objSize) != m.ObjectSize {
-					return usagef("the objects kept at %s are %s, not --obj-size %s", args[0], spec.Size(m.ObjectSize), f.objSize)
-				}
-				f.objSize = spec.Size(m.ObjectSize)
+			j := f.job(phases, target, limit)
+			j.S3.SizeGiven = j.S3.Kept && cmd.Flags().Changed("obj-size")
+			if creds != (cbs3.Credentials{}) {
+				j.S3.Credentials = &creds
 			}
-			return s3Bench(cmd.Context(), env, &f, phases, target, creds, limit)
+			return env.run(cmd.Context(), j)
 		},
 	}
 	fl := cmd.Flags()
@@ -264,147 +254,31 @@ func (f *s3BenchFlags) phases() ([]s3Phase, error) {
 	return phases, nil
 }
 
-// s3Bench opens the target once, puts the objects the phases need, runs
-// the phases in turn, then closes the session, which removes what the run
-// wrote unless --keep.
-func s3Bench(ctx context.Context, env Env, f *s3BenchFlags, phases []s3Phase, target spec.Target, creds cbs3.Credentials, limit int64) error {
-	open := spec.Workload{
-		Target: target, Pattern: spec.Random, BlockSize: f.objSize, Workers: f.concurrent, QueueDepth: 1,
-		Duration: f.duration, Keep: f.keep,
-	}
-	if f.objects == 0 {
-		open.ReadPercent = 100 // the kept objects, which Geometry counts
-	}
-	sess, err := cbs3.OpenWith(ctx, &open, creds)
-	if err != nil {
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		return err
-	}
-	b := &s3Bencher{env: env, f: f, sess: sess, objs: workload.NewObjects(sess.Geometry().ObjectCount), where: target}
-	runErr := b.run(ctx, phases, limit)
-	if err := sess.Close(context.WithoutCancel(ctx)); err != nil {
-		err = fmt.Errorf("cleaning up %s: %w", b.name(), err)
-		if runErr != nil {
-			fmt.Fprintf(env.Stderr, "cephbench: %s\n", oneLine(err.Error()))
-		} else {
-			runErr = err
-		}
-	}
-	if len(b.done) > 1 {
-		fmt.Fprintln(env.Stdout)
-		report.Table(env.Stdout, b.done)
-	}
-	if len(b.done) > 0 {
-		fmt.Fprintf(env.Stdout, "\nresults: %s\n", b.runDir)
-	}
-	return runErr
-}
-
-// s3Bencher runs the phases of one s3 bench on one session.
-type s3Bencher struct {
-	env    Env
-	f      *s3BenchFlags
-	sess   *cbs3.Session
-	objs   *workload.Objects // what the phases get, stat and delete
-	where  spec.Target
-	runDir string
-	done   []*result.Result
-}
-
-// name is the target as the user wrote it, with the endpoint.
-func (b *s3Bencher) name() string {
-	t, _ := cbs3.ParseTarget(b.where.Location) // built by s3Flags.target
-	return t.String() + " at " + t.Endpoint
-}
-
-func (b *s3Bencher) run(ctx context.Context, phases []s3Phase, limit int64) error {
-	b.runDir = stamped(b.f.results, "s3-bench")
+// job is the s3 bench job of phases on target; limit bounds a put
+// phase's objects (0: none).
+func (f *s3BenchFlags) job(phases []s3Phase, target spec.Target, limit int64) frontend.Job {
+	opts := &frontend.S3Bench{Kept: f.objects == 0, Results: stamped(f.results, "s3-bench")}
 	// --objects 0 reads kept objects; a put phase first makes its own.
-	if phases[0].name != "put" && b.f.objects > 0 {
-		if err := b.prepare(ctx, b.f.objects); err != nil {
-			return err
-		}
+	if phases[0].name != "put" {
+		opts.Prepare = f.objects
 	}
+	j := frontend.Job{Command: "s3 bench", Quiet: f.quiet, S3: opts}
 	for i, p := range phases {
-		lim := int64(0)
+		w := spec.Workload{
+			Name: "s3-" + p.name, Target: target, Pattern: spec.Random, Mix: p.mix(),
+			ReadPercent: p.share["get"] + p.share["list"] + p.share["stat"],
+			BlockSize:   f.objSize, Workers: f.concurrent, QueueDepth: 1,
+			Duration: f.duration, Verify: p.share["get"] > 0, Keep: f.keep,
+		}
 		if p.name == "put" {
-			lim = limit
+			w.Pattern, w.Objects = spec.Sequential, limit
 		}
-		res, err := b.phase(ctx, p, lim, filepath.Join(b.runDir, fmt.Sprintf("%02d-s3-%s.json", i+1, p.name)))
-		if err != nil {
-			return err
-		}
-		b.done = append(b.done, res)
-		if res.Interrupted {
-			return errInterrupted
-		}
+		j.Steps = append(j.Steps, step.Step{
+			Name: w.Name, Workload: w, Save: filepath.Join(opts.Results, fmt.Sprintf("%02d-s3-%s.json", i+1, p.name)),
+			Front: step.Front{Command: j.Command, S3: &step.S3{Phase: p.name}},
+		})
 	}
-	return nil
-}
-
-// prepare puts n new objects, concurrently and unmeasured: they are the
-// ground the phases stand on, not a phase.
-func (b *s3Bencher) prepare(ctx context.Context, n int64) error {
-	fmt.Fprintf(b.env.Stdout, "putting %d objects of %s in %s (not measured)\n", n, b.f.objSize, b.name())
-	start := time.Now()
-	err := b.objs.Put(ctx, b.sess, n, int(b.f.objSize), b.f.concurrent)
-	if ctx.Err() != nil {
-		return errInterrupted
-	}
-	if err != nil {
-		return fmt.Errorf("putting the run's objects: %w", err)
-	}
-	fmt.Fprintf(b.env.Stdout, "put %d objects in %.1fs\n\n", n, time.Since(start).Seconds())
-	return nil
-}
-
-// spec describes phase p as a workload; limit bounds a put phase's
-// objects (0: none).
-func (b *s3Bencher) spec(p s3Phase, limit int64) spec.Workload {
-	w := spec.Workload{
-		Name: "s3-" + p.name, Target: b.where, Pattern: spec.Random, Mix: p.mix(),
-		ReadPercent: p.share["get"] + p.share["list"] + p.share["stat"],
-		BlockSize:   b.f.objSize, Objects: b.objs.Count(), Workers: b.f.concurrent, QueueDepth: 1,
-		Duration: b.f.duration, Verify: p.share["get"] > 0, Keep: b.f.keep,
-	}
-	switch p.name {
-	case "put":
-		w.Pattern, w.Objects = spec.Sequential, limit
-	case "mixed":
-		w.Objects = 0 // a mix's Objects bounds its puts, and these have no bound
-	}
-	return w
-}
-
-// heading says what a phase does, as report.Heading does for a step.
-func (b *s3Bencher) heading(p s3Phase) string {
-	size := b.f.objSize.String()
-	what := map[string]string{
-		"put":    "put new " + size + " objects",
-		"get":    fmt.Sprintf("get %s objects at random, of %d", size, b.objs.Count()),
-		"list":   fmt.Sprintf("list up to %d keys a request, of %d", cbs3.ListPage, b.objs.Count()),
-		"delete": fmt.Sprintf("delete %d %s objects", b.objs.Count(), size),
-		"mixed":  fmt.Sprintf("%s on %d %s objects", p.mix().Drawn(), b.objs.Count(), size),
-	}[p.name]
-	return fmt.Sprintf("== s3-%s: %s in %s, %d concurrent, up to %s\n", p.name, what, b.name(), b.f.concurrent, b.f.duration)
-}
-
-// phase runs one phase through the runner for the duration, or until it
-// has nothing left to do, printing a row a second unless quiet, then
-// saves and prints its result.
-func (b *s3Bencher) phase(ctx context.Context, p s3Phase, limit int64, save string) (*result.Result, error) {
-	w := b.spec(p, limit)
-	out := step.Output{Summary: b.env.Stdout, Heading: b.heading(p), Live: b.env.live}
-	if !b.f.quiet {
-		out.Progress = b.env.Stdout
-	}
-	res, err := step.RunOn(ctx, b.sess, step.Step{Name: w.Name, Workload: w, Save: save}, out, runner.Options{Objects: b.objs}, nil)
-	if err == nil {
-		fmt.Fprintln(b.env.Stdout)
-	}
-	return res, err
+	return j
 }
 
 func newS3CleanupCmd(env Env, cf *s3Flags) *cobra.Command {

@@ -239,6 +239,11 @@ func TestS3BenchKeepThenGetThenCleanup(t *testing.T) {
 	if n := len(s3Keys(t, c, bucket)); n != 21 {
 		t.Errorf("reading kept objects changed the bucket: %d keys", n)
 	}
+	code, out, errOut = cephbench(t, context.Background(), "s3", "bench", "--get", "--objects", "0", "--obj-size", "4K",
+		"--duration", "1s", "--results", results, target)
+	if code != ExitUsage || out != "" || !strings.Contains(errOut, "are 16K, not --obj-size 4K") {
+		t.Errorf("get --objects 0 --obj-size 4K of 16K objects: exit %d, stdout %q, stderr %q; want exit 2 naming both sizes", code, out, errOut)
+	}
 	code, out, errOut = cephbench(t, context.Background(), "s3", "cleanup", target)
 	if code != 0 || !strings.Contains(out, "Removed 20 objects") {
 		t.Fatalf("cleanup: exit %d\n%s\n%s", code, out, errOut)

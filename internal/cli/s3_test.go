@@ -2,9 +2,14 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cephbench/cephbench/frontend"
 )
 
 // Bad s3 command lines fail on one line with exit 2 before any request:
@@ -66,5 +71,37 @@ func TestS3NoEndpointSaysWhereToGiveOne(t *testing.T) {
 	code, _, stderr := cephbench(t, context.Background(), "s3", "bench", "--get", "s3://bench")
 	if code != ExitUsage || !strings.Contains(stderr, "--endpoint") || !strings.Contains(stderr, "AWS_ENDPOINT_URL") {
 		t.Errorf("exit %d, %q; want exit 2 and an error naming --endpoint and AWS_ENDPOINT_URL", code, stderr)
+	}
+}
+
+// A plan reads an s3 bench command line into a job without a request,
+// even one that reads kept objects, whose size only the service knows:
+// the endpoint here would refuse every connection. The job runs a
+// duration per phase and holds none of the environment's keys.
+func TestS3BenchCommandLineIsAJobWithoutIO(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDPARSEONLY")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secretparseonly")
+	var j frontend.Job
+	results := t.TempDir()
+	code := Main(context.Background(), Env{Stdout: io.Discard, Stderr: io.Discard, parsed: &j},
+		[]string{"s3", "bench", "--get", "--list", "--objects", "0", "--duration", "30s", "--results", results, "s3://bench/kept"})
+	if code != ExitOK || len(j.Steps) != 2 {
+		t.Fatalf("exit %d, %d steps; want exit 0 and the two phases, parsed without a request", code, len(j.Steps))
+	}
+	if d, exact := frontend.Estimate(j); d != time.Minute || !exact {
+		t.Errorf("estimate %s (exact %v); want 1m0s exactly: two phases of 30s", d, exact)
+	}
+	b, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"AKIDPARSEONLY", "secretparseonly"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the job holds a key of the environment: %s", b)
+		}
+	}
+	if entries, _ := os.ReadDir(results); len(entries) != 0 {
+		t.Errorf("parsing wrote %v", entries)
 	}
 }
