@@ -34,6 +34,8 @@ type Job struct {
 	Fio *FioOptions `json:"fio,omitempty"`
 	// S3 is an s3 bench job's options.
 	S3 *S3Bench `json:"s3,omitempty"`
+	// Disk is a disk job's options.
+	Disk *Disk `json:"disk,omitempty"`
 }
 
 // IO is where a job's text goes. Its zero value prints nothing.

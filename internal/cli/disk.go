@@ -1,27 +1,20 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/file"
+	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/internal/io/devsafe"
 	"github.com/cephbench/cephbench/internal/io/kaio"
-	"github.com/cephbench/cephbench/metrics"
-	"github.com/cephbench/cephbench/report"
-	"github.com/cephbench/cephbench/result"
-	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
@@ -133,7 +126,7 @@ func (p diskPlan) steps(region int64) []step.Step {
 	seq.TotalBytes = spec.Size(region - region%int64(p.bs))
 	mk := func(name string, w spec.Workload, reads int) step.Step {
 		w.Name, w.ReadPercent = name, reads
-		return step.Step{Name: name, Workload: w}
+		return step.Step{Name: name, Workload: w, Front: step.Front{Command: "disk"}}
 	}
 	steps := []step.Step{
 		mk("disk-seqwrite-"+p.bs.String(), seq, 0),
@@ -216,7 +209,8 @@ carries a filesystem or other signature is refused unless --force.`,
 				},
 				bs: bs, ioengine: asyncEngine(),
 			}
-			for _, st := range plan.steps(region) {
+			steps := plan.steps(region)
+			for _, st := range steps {
 				if err := st.Workload.Validate(); err != nil {
 					return usageErr(err)
 				}
@@ -226,11 +220,7 @@ carries a filesystem or other signature is refused unless --force.`,
 					return usageErr(err)
 				}
 			}
-			var progress io.Writer
-			if !quiet {
-				progress = env.Stdout
-			}
-			return runDisk(cmd.Context(), env, progress, t, plan, region, results, !keep && !t.device && !t.existed)
+			return env.run(cmd.Context(), diskJob(t, steps, results, keep, quiet))
 		},
 	}
 	fl := cmd.Flags()
@@ -244,80 +234,14 @@ carries a filesystem or other signature is refused unless --force.`,
 	return cmd
 }
 
-// runDisk runs plan's steps on region in order, saving each result under
-// resultsDir, and stops at the first that fails or is interrupted. Then it
-// removes the file the run created if remove, and prints the table of the
-// steps that ran.
-func runDisk(ctx context.Context, env Env, progress io.Writer, t diskTarget, plan diskPlan, region int64, resultsDir string, remove bool) error {
-	out := env.Stdout
-	runDir := stamped(resultsDir, "disk")
-	fmt.Fprintf(out, "cephbench %s: disk baseline of %s, region %s: %s sequential, %s random at qd 1 and %d (%s), up to %s a step\n\n",
-		result.Version, t, spec.Size(region), plan.bs, spec.Size(diskSmallBlock), diskDeepQueue, plan.ioengine, plan.base.Duration)
-	steps := plan.steps(region)
-
-	var done []*result.Result
-	var stepErr error
-	readOnly := false
-	for i := 0; i < len(steps); i++ {
-		st := steps[i]
-		if readOnly && st.Workload.Writes() {
-			continue
-		}
-		st.Save = filepath.Join(runDir, fmt.Sprintf("%02d-%s.json", i+1, st.Name))
-		res, err := step.Run(ctx, st, step.Output{Progress: progress, Summary: out, Live: env.live})
-		var refused *engine.UsageError
-		if i == 0 && t.existed && !st.Workload.Force && errors.As(err, &refused) {
-			// The engine refused before any I/O: reading the file
-			// still measures the disk.
-			fmt.Fprintf(out, "read steps only: %s\n\n", oneLine(refused.Error()))
-			readOnly = true
-			continue
-		}
-		if res != nil {
-			done = append(done, res)
-			fmt.Fprintln(out)
-		}
-		if err != nil {
-			stepErr = err
-			break
-		}
-		if res.Interrupted {
-			stepErr = errInterrupted
-			break
-		}
-		if i == 0 && t.device && res.StopReason != runner.StopBytes {
-			// Reading never-written blocks of a device measures its
-			// firmware (an SSD answers trimmed blocks without reading).
-			covered := res.Ops["write"].Bytes
-			if covered == 0 { // a zero region would mean the whole device
-				stepErr = fmt.Errorf("%s wrote nothing, so the other steps have nothing to read", st.Name)
-				break
-			}
-			fmt.Fprintf(out, "the write covered %s of the %s region in %s; the next steps address only that\n\n",
-				spec.Size(covered), st.Workload.FileSize, st.Workload.Duration)
-			steps = append(steps[:1], plan.steps(covered)[1:]...)
-		}
+// diskJob is the disk job of steps on t, saving into a folder of its
+// own under results.
+func diskJob(t diskTarget, steps []step.Step, results string, keep, quiet bool) frontend.Job {
+	runDir := stamped(results, "disk")
+	for i := range steps {
+		steps[i].Save = filepath.Join(runDir, fmt.Sprintf("%02d-%s.json", i+1, steps[i].Name))
 	}
-	if remove {
-		if err := os.Remove(t.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			stepErr = errors.Join(stepErr, fmt.Errorf("removing %s: %w", t.path, err))
-		}
-	}
-
-	if len(done) > 0 {
-		diskTable(out, done)
-		fmt.Fprintf(out, "\nresults: %s\n", runDir)
-	}
-	return stepErr
-}
-
-// diskTable is the steps' table with MB/s (10^6 bytes, as dd and disk
-// makers count) next to MiB/s and the queue depth that tells the random
-// steps apart.
-func diskTable(w io.Writer, results []*result.Result) {
-	mbps := report.Column{Heading: "MB/s", Cell: func(_ *result.Result, s metrics.KindSummary) string {
-		return strconv.FormatFloat(s.BandwidthBps.Mean/1e6, 'f', 1, 64)
+	return frontend.Job{Command: "disk", Steps: steps, Quiet: quiet, Disk: &frontend.Disk{
+		Target: t.String(), Device: t.device, Existing: t.existed, Remove: !keep && !t.device && !t.existed, Results: runDir,
 	}}
-	report.TableOf(w, results, report.ColBlockSize, report.ColQueueDepth, report.ColIOPS, mbps, report.ColMiBps,
-		report.ColMean, report.ColPercentile(99), report.ColErrors)
 }

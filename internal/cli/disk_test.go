@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine/file"
+	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/internal/io/devsafe/devsafetest"
 	"github.com/cephbench/cephbench/result"
 )
@@ -212,5 +214,24 @@ func TestDiskBadInputIsOneLineAndExit2(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("bad input left files behind: %v", entries)
+	}
+}
+
+// A plan reads a disk command line into a job that creates nothing, and
+// says it runs at least a step's duration: a sequential step may end
+// after one pass over the region.
+func TestDiskCommandLineIsAJobWithoutIO(t *testing.T) {
+	dir := t.TempDir()
+	var j frontend.Job
+	code := Main(context.Background(), Env{Stdout: io.Discard, Stderr: io.Discard, parsed: &j},
+		[]string{"disk", filepath.Join(dir, "disk.dat"), "--size", "8M", "--duration", "5s", "--results", filepath.Join(dir, "results")})
+	if code != ExitOK || len(j.Steps) != len(diskStepNames) {
+		t.Fatalf("exit %d, %d steps; want exit 0 and the %d steps", code, len(j.Steps), len(diskStepNames))
+	}
+	if d, exact := frontend.Estimate(j); d != 5*time.Second || exact {
+		t.Errorf("estimate %s (exact %v); want at least 5s", d, exact)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("parsing created %v", entries)
 	}
 }
