@@ -186,7 +186,7 @@ carries a filesystem or other signature is refused unless --force.`,
 			if duration <= 0 {
 				return usagef("--duration must be positive")
 			}
-			t, err := resolveDisk(args[0])
+			t, err := resolveDisk(env.path(args[0]))
 			if err != nil {
 				return err
 			}
@@ -220,7 +220,7 @@ carries a filesystem or other signature is refused unless --force.`,
 					return usageErr(err)
 				}
 			}
-			return env.run(cmd.Context(), diskJob(t, steps, results, keep, quiet))
+			return env.run(cmd.Context(), diskJob(t, steps, env.path(results), keep, quiet))
 		},
 	}
 	fl := cmd.Flags()

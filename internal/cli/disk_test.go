@@ -219,17 +219,24 @@ func TestDiskBadInputIsOneLineAndExit2(t *testing.T) {
 
 // A plan reads a disk command line into a job that creates nothing, and
 // says it runs at least a step's duration: a sequential step may end
-// after one pass over the region.
+// after one pass over the region. Its paths are taken from the command's
+// working directory.
 func TestDiskCommandLineIsAJobWithoutIO(t *testing.T) {
 	dir := t.TempDir()
 	var j frontend.Job
-	code := Main(context.Background(), Env{Stdout: io.Discard, Stderr: io.Discard, parsed: &j},
-		[]string{"disk", filepath.Join(dir, "disk.dat"), "--size", "8M", "--duration", "5s", "--results", filepath.Join(dir, "results")})
+	code := Main(context.Background(), Env{Stdout: io.Discard, Stderr: io.Discard, Dir: dir, parsed: &j},
+		[]string{"disk", "disk.dat", "--size", "8M", "--duration", "5s", "--results", "results"})
 	if code != ExitOK || len(j.Steps) != len(diskStepNames) {
 		t.Fatalf("exit %d, %d steps; want exit 0 and the %d steps", code, len(j.Steps), len(diskStepNames))
 	}
 	if d, exact := frontend.Estimate(j); d != 5*time.Second || exact {
 		t.Errorf("estimate %s (exact %v); want at least 5s", d, exact)
+	}
+	if loc := j.Steps[0].Workload.Target.Location; loc != filepath.Join(dir, "disk.dat") {
+		t.Errorf("the job writes %s; want disk.dat in %s", loc, dir)
+	}
+	if save := j.Steps[0].Save; !strings.HasPrefix(save, filepath.Join(dir, "results")+"/") {
+		t.Errorf("the job saves its first step to %s; want under %s", save, filepath.Join(dir, "results"))
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("parsing created %v", entries)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -36,10 +35,11 @@ func (f *s3Flags) register(cmd *cobra.Command) {
 }
 
 // target returns the target that arg (s3://BUCKET[/PREFIX][?options])
-// and the flags name, with the endpoint filled in so that results say
+// and the flags name, with the endpoint filled in (from getenv's
+// AWS_ENDPOINT_URL if not given) so that results say
 // where they were measured, and the credentials of the flags. Neither
 // the target nor anything printed holds credentials.
-func (f *s3Flags) target(arg string) (spec.Target, cbs3.Credentials, error) {
+func (f *s3Flags) target(arg string, getenv func(string) string) (spec.Target, cbs3.Credentials, error) {
 	st, err := spec.ParseTarget(arg)
 	if err != nil || st.Scheme != "s3" {
 		return spec.Target{}, cbs3.Credentials{}, usagef("invalid target: want s3://BUCKET[/PREFIX]")
@@ -59,7 +59,7 @@ func (f *s3Flags) target(arg string) (spec.Target, cbs3.Credentials, error) {
 	if f.endpoint != "" {
 		t.Endpoint = f.endpoint
 	} else if t.Endpoint == "" {
-		t.Endpoint = os.Getenv("AWS_ENDPOINT_URL")
+		t.Endpoint = getenv("AWS_ENDPOINT_URL")
 	}
 	if t.Endpoint == "" {
 		return spec.Target{}, cbs3.Credentials{}, usagef("no S3 endpoint: give --endpoint URL or set AWS_ENDPOINT_URL")
@@ -179,7 +179,7 @@ removes them), and never anything else.`,
 			if err != nil {
 				return err
 			}
-			target, creds, err := cf.target(args[0])
+			target, creds, err := cf.target(args[0], env.getenv)
 			if err != nil {
 				return err
 			}
@@ -187,7 +187,7 @@ removes them), and never anything else.`,
 			if cmd.Flags().Changed("objects") {
 				limit = f.objects
 			}
-			j := f.job(phases, target, limit)
+			j := f.job(phases, target, limit, env.path(f.results))
 			j.S3.SizeGiven = j.S3.Kept && cmd.Flags().Changed("obj-size")
 			if creds != (cbs3.Credentials{}) {
 				j.S3.Credentials = &creds
@@ -254,10 +254,10 @@ func (f *s3BenchFlags) phases() ([]s3Phase, error) {
 	return phases, nil
 }
 
-// job is the s3 bench job of phases on target; limit bounds a put
-// phase's objects (0: none).
-func (f *s3BenchFlags) job(phases []s3Phase, target spec.Target, limit int64) frontend.Job {
-	opts := &frontend.S3Bench{Kept: f.objects == 0, Results: stamped(f.results, "s3-bench")}
+// job is the s3 bench job of phases on target, saving into a folder of
+// its own under results; limit bounds a put phase's objects (0: none).
+func (f *s3BenchFlags) job(phases []s3Phase, target spec.Target, limit int64, results string) frontend.Job {
+	opts := &frontend.S3Bench{Kept: f.objects == 0, Results: stamped(results, "s3-bench")}
 	// --objects 0 reads kept objects; a put phase first makes its own.
 	if phases[0].name != "put" {
 		opts.Prepare = f.objects
@@ -287,7 +287,7 @@ func newS3CleanupCmd(env Env, cf *s3Flags) *cobra.Command {
 		Short: "remove the objects an s3 bench --keep left, and the bucket if it made it and it is empty",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			target, creds, err := cf.target(args[0])
+			target, creds, err := cf.target(args[0], env.getenv)
 			if err != nil {
 				return err
 			}

@@ -76,18 +76,27 @@ func TestS3NoEndpointSaysWhereToGiveOne(t *testing.T) {
 
 // A plan reads an s3 bench command line into a job without a request,
 // even one that reads kept objects, whose size only the service knows:
-// the endpoint here would refuse every connection. The job runs a
-// duration per phase and holds none of the environment's keys.
+// the endpoint here, from the command's environment, would refuse every
+// connection. The job runs a duration per phase and holds none of the
+// environment's keys.
 func TestS3BenchCommandLineIsAJobWithoutIO(t *testing.T) {
-	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDPARSEONLY")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secretparseonly")
+	getenv := func(k string) string {
+		if k == "AWS_ENDPOINT_URL" {
+			return "http://127.0.0.1:1"
+		}
+		return os.Getenv(k)
+	}
 	var j frontend.Job
 	results := t.TempDir()
-	code := Main(context.Background(), Env{Stdout: io.Discard, Stderr: io.Discard, parsed: &j},
+	code := Main(context.Background(), Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: getenv, parsed: &j},
 		[]string{"s3", "bench", "--get", "--list", "--objects", "0", "--duration", "30s", "--results", results, "s3://bench/kept"})
 	if code != ExitOK || len(j.Steps) != 2 {
 		t.Fatalf("exit %d, %d steps; want exit 0 and the two phases, parsed without a request", code, len(j.Steps))
+	}
+	if loc := j.Steps[0].Workload.Target.Location; !strings.Contains(loc, "endpoint=http%3A%2F%2F127.0.0.1%3A1") {
+		t.Errorf("the job's target %s does not name the endpoint of the command's environment", loc)
 	}
 	if d, exact := frontend.Estimate(j); d != time.Minute || !exact {
 		t.Errorf("estimate %s (exact %v); want 1m0s exactly: two phases of 30s", d, exact)
