@@ -96,7 +96,7 @@ Ceph 16 ignores), is --read-percent here.`,
 			cfg := loadgen.Config{
 				Objects: objects, MinObjectSize: int64(minObject), MaxObjectSize: int64(maxObject),
 				MinOpLen: int64(minOp), MaxOpLen: int64(maxOp), MaxOps: maxOps, MaxBacklog: int64(backlog),
-				ReadPercent: readPercent, Throughput: int64(throughput.n), RunLength: runLength.D(),
+				ReadPercent: readPercent, Throughput: int64(throughput.n), RunLength: runLength,
 				OffsetAlign: int64(align),
 			}
 			if err := cfg.Validate(); err != nil {
@@ -170,7 +170,7 @@ func radosLoadGen(ctx context.Context, env Env, cfg loadgen.Config, rt rados.Tar
 			cfg.Objects, gib(g.Bytes()), gib(free))
 	}
 
-	secs := strconv.FormatFloat(cfg.RunLength.Seconds(), 'f', -1, 64)
+	secs := strconv.FormatFloat(cfg.RunLength.D().Seconds(), 'f', -1, 64)
 	fmt.Fprintf(out, "run length %s seconds\n", secs)
 	fmt.Fprintf(out, "preparing %d objects\n", cfg.Objects)
 	names := g.Names()

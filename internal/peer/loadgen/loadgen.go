@@ -19,22 +19,23 @@ import (
 	"github.com/cephbench/cephbench/workload"
 )
 
-// Config is one load-gen run, in rados load-gen's terms.
+// Config is one load-gen run, in rados load-gen's terms. It is plain data
+// that round-trips through JSON, so a step can carry it.
 type Config struct {
-	Objects       int   // --num-objects
-	MinObjectSize int64 // bytes; each object's size is uniform in [Min, Max]
-	MaxObjectSize int64
-	MinOpLen      int64 // bytes; each op's length is uniform in [Min, Max], cut to its object's size
-	MaxOpLen      int64
-	MaxOps        int   // ops in flight
-	MaxBacklog    int64 // bytes in flight: no op starts while this many are
-	ReadPercent   int
+	Objects       int   `json:"objects"`         // --num-objects
+	MinObjectSize int64 `json:"min_object_size"` // bytes; each object's size is uniform in [Min, Max]
+	MaxObjectSize int64 `json:"max_object_size"`
+	MinOpLen      int64 `json:"min_op_len"` // bytes; each op's length is uniform in [Min, Max], cut to its object's size
+	MaxOpLen      int64 `json:"max_op_len"`
+	MaxOps        int   `json:"max_ops"`     // ops in flight
+	MaxBacklog    int64 `json:"max_backlog"` // bytes in flight: no op starts while this many are
+	ReadPercent   int   `json:"read_percent"`
 	// Throughput paces the ops, open loop, at this many bytes per second;
 	// 0 issues them as fast as MaxOps and MaxBacklog allow.
-	Throughput int64
-	RunLength  time.Duration
+	Throughput int64         `json:"throughput"`
+	RunLength  spec.Duration `json:"run_length"`
 	// OffsetAlign, when set, rounds each op's offset down to a multiple of it.
-	OffsetAlign int64
+	OffsetAlign int64 `json:"offset_align,omitempty"`
 }
 
 // Defaults returns rados load-gen's defaults (Ceph 16), but for
@@ -45,7 +46,7 @@ func Defaults() Config {
 	return Config{
 		Objects: 200, MinObjectSize: 1 << 10, MaxObjectSize: 4 << 20,
 		MinOpLen: 1 << 10, MaxOpLen: 2 << 20, MaxOps: 16, MaxBacklog: 10 << 20,
-		ReadPercent: 80, Throughput: 5 << 20, RunLength: 60 * time.Second,
+		ReadPercent: 80, Throughput: 5 << 20, RunLength: spec.Duration(60 * time.Second),
 	}
 }
 
@@ -80,7 +81,7 @@ func (c *Config) Validate() error {
 	case c.Throughput < 0:
 		return fmt.Errorf("invalid --target-throughput %d: negative", c.Throughput)
 	case c.RunLength <= 0:
-		return fmt.Errorf("invalid --run-length %s: must be positive", c.RunLength)
+		return fmt.Errorf("invalid --run-length %s: must be positive", c.RunLength.D())
 	case c.OffsetAlign < 0:
 		return fmt.Errorf("invalid --offset-align %d: negative", c.OffsetAlign)
 	}
@@ -96,7 +97,7 @@ func (c *Config) Workload(target spec.Target) spec.Workload {
 		Target: target, Pattern: spec.Random, ReadPercent: c.ReadPercent,
 		BlockSize: spec.Size(c.MaxOpLen), MinBlockSize: spec.Size(c.MinOpLen),
 		Objects: int64(c.Objects), ObjectSize: spec.Size(c.MaxObjectSize), MinObjectSize: spec.Size(c.MinObjectSize),
-		OffsetAlign: spec.Size(c.OffsetAlign), Workers: 1, QueueDepth: c.MaxOps, Duration: spec.Duration(c.RunLength),
+		OffsetAlign: spec.Size(c.OffsetAlign), Workers: 1, QueueDepth: c.MaxOps, Duration: c.RunLength,
 		RateBytes: float64(c.Throughput), MaxBacklog: spec.Size(c.MaxBacklog),
 	}
 }

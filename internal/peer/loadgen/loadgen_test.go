@@ -146,7 +146,7 @@ func sent(o *runner.Outcome) int64 {
 func testConfig() Config {
 	return Config{
 		Objects: 20, MinObjectSize: 10 << 10, MaxObjectSize: 300 << 10, MinOpLen: 1 << 10, MaxOpLen: 64 << 10,
-		MaxOps: 8, MaxBacklog: 256 << 10, ReadPercent: 70, RunLength: 500 * time.Millisecond,
+		MaxOps: 8, MaxBacklog: 256 << 10, ReadPercent: 70, RunLength: spec.Duration(500 * time.Millisecond),
 	}
 }
 
@@ -155,7 +155,7 @@ func TestDefaultsAreValidAndBadOptionsAreNot(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
-	if d.Objects != 200 || d.MaxOps != 16 || d.MaxBacklog != 10<<20 || d.ReadPercent != 80 || d.Throughput != 5<<20 || d.RunLength != time.Minute {
+	if d.Objects != 200 || d.MaxOps != 16 || d.MaxBacklog != 10<<20 || d.ReadPercent != 80 || d.Throughput != 5<<20 || d.RunLength.D() != time.Minute {
 		t.Errorf("defaults %+v are not rados load-gen's", d)
 	}
 	for name, bad := range map[string]func(*Config){
@@ -251,7 +251,7 @@ func TestRunKeepsItsLimitsAndMix(t *testing.T) {
 func TestRunPacesToTheTargetThroughput(t *testing.T) {
 	cfg := testConfig()
 	cfg.Throughput = 4 << 20
-	cfg.RunLength = time.Second
+	cfg.RunLength = spec.Duration(time.Second)
 	cfg.MinOpLen = cfg.MaxOpLen // ops of one size, so missed ops count in bytes
 	g := New(cfg, "p_", 3)
 	q := newFakeQueue(t, g, time.Millisecond)
@@ -280,7 +280,7 @@ func TestRunCountsWhatItCouldNotIssueOnTime(t *testing.T) {
 
 func TestRunStopsWhenCanceled(t *testing.T) {
 	cfg := testConfig()
-	cfg.RunLength = time.Hour
+	cfg.RunLength = spec.Duration(time.Hour)
 	g := New(cfg, "p_", 5)
 	q := newFakeQueue(t, g, time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
