@@ -12,5 +12,6 @@ type Front struct {
 	// Net is net client's: the server and the test's parameters.
 	Net *Net `json:"net,omitempty"`
 	// S3 is an s3 bench phase's options.
-	S3 *S3 `json:"s3,omitempty"`
+	S3         *S3         `json:"s3,omitempty"`
+	RadosBench *RadosBench `json:"rados_bench,omitempty"`
 }

@@ -3,8 +3,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -12,10 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/rados"
-	"github.com/cephbench/cephbench/internal/peer/cephtext"
-	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
@@ -112,12 +108,9 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
-			mode := args[1]
-			if mode != "write" && mode != "seq" && mode != "rand" {
-				return usagef("invalid bench mode %q (want write, seq or rand)", mode)
-			}
-			if format != "plain" && format != "json" && format != "json-pretty" {
-				return usagef("invalid --format %q (want plain, json or json-pretty)", format)
+			opts := step.RadosBench{Mode: args[1], Format: format}
+			if err := opts.Validate(); err != nil {
+				return usageErr(err)
 			}
 			if threads < 1 {
 				return usagef("invalid -t %d: at least 1", threads)
@@ -126,7 +119,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 			if noHints {
 				extra["hints"] = "false"
 			}
-			rt, target, err := cf.target(extra)
+			_, target, err := cf.target(extra)
 			if err != nil {
 				return err
 			}
@@ -135,23 +128,22 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 				Objects: maxObjects, Workers: 1, QueueDepth: threads, Duration: secs, Keep: noCleanup,
 				Verify: !noVerify, OpTimeout: opTimeout,
 			}
-			if mode != "write" {
-				m, err := rados.LastWrite(rt)
-				if err != nil {
-					return err
+			if opts.Mode == "write" {
+				if err := w.Validate(); err != nil {
+					return usageErr(err)
 				}
-				w.ReadPercent, w.Keep, w.Objects = 100, true, 0
-				w.BlockSize, w.ObjectSize = spec.Size(m.OpSize), spec.Size(m.ObjectSize)
-				if mode == "rand" {
+			} else {
+				// The run takes the sizes of the last write from its
+				// metadata object.
+				w.ReadPercent, w.Keep, w.Objects, w.BlockSize, w.ObjectSize = 100, true, 0, 0, 0
+				if opts.Mode == "rand" {
 					w.Pattern = spec.Random
-				} else {
-					w.TotalOps = m.Ops // seq reads every object once
 				}
 			}
-			if err := w.Validate(); err != nil {
-				return usageErr(err)
-			}
-			return radosBench(cmd.Context(), env, w, mode, format, results)
+			name := "rados-bench-" + opts.Mode
+			st := step.Step{Name: name, Workload: w, Save: stamped(results, name) + ".json",
+				Front: step.Front{Command: "rados bench", RadosBench: &opts}}
+			return env.run(cmd.Context(), frontend.Job{Command: "rados bench", Steps: []step.Step{st}})
 		},
 	}
 	fl := cmd.Flags()
@@ -168,56 +160,6 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 	fl.StringVarP(&format, "format", "f", "plain", "plain, json or json-pretty (rados bench's keys)")
 	resultsFlag(fl, &results)
 	return cmd
-}
-
-func radosBench(ctx context.Context, env Env, w spec.Workload, mode, format, resultsDir string) error {
-	name := "rados-bench-" + mode
-	st := step.Step{Name: name, Workload: w, Save: stamped(resultsDir, name) + ".json"}
-	var prefix string
-	out := step.Output{Live: env.live, Opened: func(s engine.Session) metrics.Subscriber {
-		if rs, ok := s.(*rados.Session); ok {
-			prefix = rs.Prefix()
-		}
-		if format != "plain" {
-			return nil
-		}
-		if mode == "write" {
-			fmt.Fprintf(env.Stdout, "Maintaining %d concurrent writes of %d bytes to objects of size %d for up to %d seconds or %d objects\n",
-				w.QueueDepth, int64(w.BlockSize), int64(w.EffectiveObjectSize()), int64(w.Duration.D().Seconds()), w.Objects)
-			fmt.Fprintf(env.Stdout, "Object prefix: %s\n", prefix)
-		}
-		return cephtext.NewRadosProgress(env.Stdout, int64(w.BlockSize)).Tick
-	}}
-	res, err := step.Run(ctx, st, out)
-	if err != nil {
-		return err
-	}
-	kind := "read"
-	if mode == "write" {
-		kind = "write"
-	}
-	switch format {
-	case "plain":
-		cephtext.RadosSummary(env.Stdout, res, kind)
-		fmt.Fprintf(env.Stdout, "Result saved to:        %s\n", st.Save)
-	default:
-		doc := cephtext.RadosJSON(res, kind, w.QueueDepth, prefix)
-		var b []byte
-		if format == "json-pretty" {
-			b, err = json.MarshalIndent(doc, "", "    ")
-		} else {
-			b, err = json.Marshal(doc)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "%s\n", b)
-		fmt.Fprintf(env.Stderr, "result saved to %s\n", st.Save)
-	}
-	if res.Interrupted {
-		return errInterrupted
-	}
-	return nil
 }
 
 func newRadosCleanupCmd(env Env, cf *cephFlags) *cobra.Command {

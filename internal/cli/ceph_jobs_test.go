@@ -1,0 +1,45 @@
+//go:build ceph
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// parseOnly parses a command line into its job as a plan does, without
+// running it.
+func parseOnly(t *testing.T, args ...string) (frontend.Job, string) {
+	t.Helper()
+	var job frontend.Job
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), Env{Stdout: &stdout, Stderr: &stderr, parsed: &job}, args); code != ExitOK {
+		t.Fatalf("%s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	}
+	if len(job.Steps) != 1 || job.Steps[0].Front.Command != job.Command {
+		t.Fatalf("%s: %+v; want one step of the job's command", strings.Join(args, " "), job)
+	}
+	return job, stderr.String()
+}
+
+// A read bench's sizes are those of the last write, which only its run
+// reads from the pool; the job says what it reads and how it prints.
+func TestRadosBenchReadJobTakesItsSizesWhenItRuns(t *testing.T) {
+	job, _ := parseOnly(t, "rados", "bench", "-p", "no-such-pool", "10", "rand", "-b", "64K", "-f", "json-pretty")
+	st := job.Steps[0]
+	opts := st.Front.RadosBench
+	if opts == nil || opts.Mode != "rand" || opts.Format != "json-pretty" {
+		t.Fatalf("rados bench options %+v; want rand, json-pretty", opts)
+	}
+	if w := st.Workload; w.ReadPercent != 100 || !w.Keep || w.BlockSize != 0 || w.ObjectSize != 0 || w.Pattern != spec.Random {
+		t.Errorf("the read's workload before it runs: %+v; want random reads of sizes still unknown, keeping the objects", w)
+	}
+	if !strings.HasSuffix(st.Save, "-rados-bench-rand.json") {
+		t.Errorf("saved to %q", st.Save)
+	}
+}
