@@ -14,4 +14,5 @@ type Front struct {
 	// S3 is an s3 bench phase's options.
 	S3         *S3         `json:"s3,omitempty"`
 	RadosBench *RadosBench `json:"rados_bench,omitempty"`
+	RBDBench   *RBDBench   `json:"rbd_bench,omitempty"`
 }

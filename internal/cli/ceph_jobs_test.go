@@ -5,6 +5,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -41,5 +42,22 @@ func TestRadosBenchReadJobTakesItsSizesWhenItRuns(t *testing.T) {
 	}
 	if !strings.HasSuffix(st.Save, "-rados-bench-rand.json") {
 		t.Errorf("saved to %q", st.Save)
+	}
+}
+
+// rbd bench-write is rbd bench --io-type write, and says it is deprecated
+// as rbd does.
+func TestRBDBenchWriteIsBenchWithIOTypeWrite(t *testing.T) {
+	old, stderr := parseOnly(t, "rbd", "bench-write", "-p", "no-such-pool", "img", "--io-size", "8K")
+	now, _ := parseOnly(t, "rbd", "bench", "-p", "no-such-pool", "img", "--io-type", "write", "--io-size", "8K")
+	if !strings.Contains(stderr, "bench-write is deprecated") {
+		t.Errorf("stderr %q lacks the deprecation", stderr)
+	}
+	old.Steps[0].Save, now.Steps[0].Save = "", ""
+	if !reflect.DeepEqual(old, now) {
+		t.Errorf("bench-write's job %+v\nis not bench --io-type write's %+v", old, now)
+	}
+	if opts := now.Steps[0].Front.RBDBench; opts == nil || opts.IOType != "write" || now.Steps[0].Name != "rbd-bench-write" {
+		t.Errorf("step %q, rbd bench options %+v; want rbd-bench-write, io type write", now.Steps[0].Name, opts)
 	}
 }

@@ -3,15 +3,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cephbench/cephbench/engine"
-	"github.com/cephbench/cephbench/internal/peer/cephtext"
-	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
@@ -79,11 +76,11 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 				}
 				f.image = args[0]
 			}
-			w, err := f.workload(cf)
+			st, err := f.step(cf)
 			if err != nil {
 				return err
 			}
-			return rbdBench(cmd.Context(), env, w, &f)
+			return env.run(cmd.Context(), frontend.Job{Command: "rbd bench", Steps: []step.Step{st}})
 		},
 	}
 	fl := cmd.Flags()
@@ -170,7 +167,13 @@ func (f *rbdBenchFlags) workload(cf *cephFlags) (spec.Workload, error) {
 	return w, nil
 }
 
-func rbdBench(ctx context.Context, env Env, w spec.Workload, f *rbdBenchFlags) error {
+// step checks the flags and returns the step they describe, named for
+// its io type as rbd bench's start line names it.
+func (f *rbdBenchFlags) step(cf *cephFlags) (step.Step, error) {
+	w, err := f.workload(cf)
+	if err != nil {
+		return step.Step{}, err
+	}
 	ioType := "write"
 	switch {
 	case w.ReadPercent == 100:
@@ -179,20 +182,6 @@ func rbdBench(ctx context.Context, env Env, w spec.Workload, f *rbdBenchFlags) e
 		ioType = "readwrite"
 	}
 	name := "rbd-bench-" + ioType
-	st := step.Step{Name: name, Workload: w, Save: stamped(f.results, name) + ".json"}
-	pattern := map[spec.Pattern]string{spec.Sequential: "sequential", spec.Random: "random"}[w.Pattern]
-	out := step.Output{Live: env.live, Opened: func(engine.Session) metrics.Subscriber {
-		cephtext.RBDStart(env.Stdout, ioType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)
-		return cephtext.NewRBDProgress(env.Stdout).Tick
-	}}
-	res, err := step.Run(ctx, st, out)
-	if err != nil {
-		return err
-	}
-	cephtext.RBDSummary(env.Stdout, res)
-	fmt.Fprintf(env.Stdout, "result saved to: %s\n", st.Save)
-	if res.Interrupted {
-		return errInterrupted
-	}
-	return nil
+	return step.Step{Name: name, Workload: w, Save: stamped(f.results, name) + ".json",
+		Front: step.Front{Command: "rbd bench", RBDBench: &step.RBDBench{IOType: ioType}}}, nil
 }
