@@ -1,5 +1,7 @@
 package step
 
+import "github.com/cephbench/cephbench/internal/peer/loadgen"
+
 // Front is the command a step was asked for with and that command's
 // options beyond the workload: what it does around the run and how it
 // prints it, so that the step runs and prints the same wherever it runs.
@@ -15,4 +17,7 @@ type Front struct {
 	S3         *S3         `json:"s3,omitempty"`
 	RadosBench *RadosBench `json:"rados_bench,omitempty"`
 	RBDBench   *RBDBench   `json:"rbd_bench,omitempty"`
+	// LoadGen is rados load-gen's options; the step's workload is the one
+	// they make (loadgen.Config.Workload).
+	LoadGen *loadgen.Config `json:"load_gen,omitempty"`
 }

@@ -130,7 +130,7 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	}
 	opts.Subscribers = append(opts.Subscribers, out.subscribers(sess, st)...)
 	if out.Live != nil {
-		live := out.Live.line(st)
+		live := out.Live.Line(st)
 		opts.Subscribers = append(opts.Subscribers, live.Tick)
 		defer live.Clear()
 	}
@@ -208,8 +208,9 @@ func (out Output) subscribers(sess engine.Session, st Step) []metrics.Subscriber
 	return []metrics.Subscriber{table}
 }
 
-// line starts the live line of st.
-func (l *Live) line(st Step) *report.Live {
+// Line starts the live line of st, for a command that runs st its own
+// way; its Tick subscribes it to the run and Clear erases it after.
+func (l *Live) Line(st Step) *report.Live {
 	label := l.Label
 	if !strings.HasPrefix(l.Part, st.Name) {
 		label += " " + st.Name

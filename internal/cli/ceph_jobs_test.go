@@ -5,9 +5,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/spec"
@@ -26,6 +28,40 @@ func parseOnly(t *testing.T, args ...string) (frontend.Job, string) {
 		t.Fatalf("%s: %+v; want one step of the job's command", strings.Join(args, " "), job)
 	}
 	return job, stderr.String()
+}
+
+// The Ceph tools' command lines become jobs without touching a cluster (the
+// pool named does not exist, and CEPH_CONF may be unset): a plan checks
+// them, times them and ships them before anything runs.
+func TestCephToolCommandLinesParseIntoJobsWithoutTheCluster(t *testing.T) {
+	t.Setenv("CEPH_CONF", "/nonexistent/ceph.conf")
+	cases := []struct {
+		args    []string
+		command string
+		took    time.Duration
+		exact   bool
+	}{
+		{[]string{"rados", "bench", "-p", "no-such-pool", "60", "write", "-b", "64K"}, "rados bench", time.Minute, true},
+		{[]string{"rados", "bench", "-p", "no-such-pool", "60", "seq", "-f", "json"}, "rados bench", time.Minute, false},
+		{[]string{"rados", "-p", "no-such-pool", "load-gen", "--run-length", "90"}, "rados load-gen", 90 * time.Second, true},
+		{[]string{"rbd", "bench", "no-such-pool/img", "--io-type", "read", "--duration", "30s"}, "rbd bench", 30 * time.Second, false},
+		{[]string{"rbd", "bench-write", "no-such-pool/img"}, "rbd bench", 0, false},
+	}
+	for _, c := range cases {
+		job, _ := parseOnly(t, c.args...)
+		took, exact := frontend.Estimate(job)
+		if job.Command != c.command || took != c.took || exact != c.exact {
+			t.Errorf("%s: %q, %v (exact %v); want %q, %v (exact %v)", strings.Join(c.args, " "), job.Command, took, exact, c.command, c.took, c.exact)
+		}
+		b, err := json.Marshal(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back frontend.Job
+		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, job) {
+			t.Errorf("%s: the job does not come back from JSON (%v):\n%s", strings.Join(c.args, " "), err, b)
+		}
+	}
 }
 
 // A read bench's sizes are those of the last write, which only its run
