@@ -8,6 +8,7 @@ package frontend
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -36,6 +37,11 @@ type Job struct {
 	S3 *S3Bench `json:"s3,omitempty"`
 	// Disk is a disk job's options.
 	Disk *Disk `json:"disk,omitempty"`
+	// Notes are what the command line's parse has to tell the user (a
+	// deprecated spelling, an option ignored): Run prints them to
+	// stderr, one a line, before the job runs, so that a plan's step
+	// log has them too.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // IO is where a job's text goes. Its zero value prints nothing.
@@ -85,6 +91,9 @@ func Run(ctx context.Context, j Job, out IO) error {
 		return err
 	}
 	out = out.orDiscard()
+	for _, n := range j.Notes {
+		fmt.Fprintln(out.Stderr, n)
+	}
 	return f.run(ctx, j, out)
 }
 

@@ -14,7 +14,13 @@ import (
 	"github.com/cephbench/cephbench/step"
 )
 
-func init() { register("rbd bench", front{run: eachStep(rbdBench), estimate: rbdBenchTime}) }
+func init() {
+	f := front{run: eachStep(rbdBench), estimate: rbdBenchTime}
+	register("rbd bench", f)
+	// rbd's older spelling makes an "rbd bench" job; registered, it is
+	// known for a command that makes jobs (a plan asks Commands).
+	register("rbd bench-write", f)
+}
 
 // rbdBench runs st as rbd bench does: its start line, per-second table
 // and closing lines, then the summary with latency percentiles.

@@ -3,10 +3,10 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,26 +15,25 @@ import (
 	"github.com/cephbench/cephbench/spec"
 )
 
-// parseOnly parses a command line into its job as a plan does, without
-// running it.
-func parseOnly(t *testing.T, args ...string) (frontend.Job, string) {
+// parseInPlan parses a command line as a plan does, into its job saving
+// under a folder of the plan's, without running it.
+func parseInPlan(t *testing.T, args ...string) frontend.Job {
 	t.Helper()
-	var job frontend.Job
-	var stdout, stderr bytes.Buffer
-	if code := Main(context.Background(), Env{Stdout: &stdout, Stderr: &stderr, parsed: &job}, args); code != ExitOK {
-		t.Fatalf("%s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	results := t.TempDir()
+	job, err := Env{}.parseJob(args, results)
+	if err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
 	}
-	if len(job.Steps) != 1 || job.Steps[0].Front.Command != job.Command {
-		t.Fatalf("%s: %+v; want one step of the job's command", strings.Join(args, " "), job)
+	if len(job.Steps) != 1 || job.Steps[0].Front.Command != job.Command || filepath.Dir(job.Steps[0].Save) != results {
+		t.Fatalf("%s: %+v; want one step of the job's command saving in %s", strings.Join(args, " "), job, results)
 	}
-	return job, stderr.String()
+	return job
 }
 
 // The Ceph tools' command lines become jobs without touching a cluster (the
-// pool named does not exist, and CEPH_CONF may be unset): a plan checks
-// them, times them and ships them before anything runs.
+// pool named does not exist): a plan checks them, times them and ships
+// them before anything runs.
 func TestCephToolCommandLinesParseIntoJobsWithoutTheCluster(t *testing.T) {
-	t.Setenv("CEPH_CONF", "/nonexistent/ceph.conf")
 	cases := []struct {
 		args    []string
 		command string
@@ -48,7 +47,7 @@ func TestCephToolCommandLinesParseIntoJobsWithoutTheCluster(t *testing.T) {
 		{[]string{"rbd", "bench-write", "no-such-pool/img"}, "rbd bench", 0, false},
 	}
 	for _, c := range cases {
-		job, _ := parseOnly(t, c.args...)
+		job := parseInPlan(t, c.args...)
 		took, exact := frontend.Estimate(job)
 		if job.Command != c.command || took != c.took || exact != c.exact {
 			t.Errorf("%s: %q, %v (exact %v); want %q, %v (exact %v)", strings.Join(c.args, " "), job.Command, took, exact, c.command, c.took, c.exact)
@@ -67,8 +66,7 @@ func TestCephToolCommandLinesParseIntoJobsWithoutTheCluster(t *testing.T) {
 // A read bench's sizes are those of the last write, which only its run
 // reads from the pool; the job says what it reads and how it prints.
 func TestRadosBenchReadJobTakesItsSizesWhenItRuns(t *testing.T) {
-	job, _ := parseOnly(t, "rados", "bench", "-p", "no-such-pool", "10", "rand", "-b", "64K", "-f", "json-pretty")
-	st := job.Steps[0]
+	st := parseInPlan(t, "rados", "bench", "-p", "no-such-pool", "10", "rand", "-b", "64K", "-f", "json-pretty").Steps[0]
 	opts := st.Front.RadosBench
 	if opts == nil || opts.Mode != "rand" || opts.Format != "json-pretty" {
 		t.Fatalf("rados bench options %+v; want rand, json-pretty", opts)
@@ -84,11 +82,12 @@ func TestRadosBenchReadJobTakesItsSizesWhenItRuns(t *testing.T) {
 // rbd bench-write is rbd bench --io-type write, and says it is deprecated
 // as rbd does.
 func TestRBDBenchWriteIsBenchWithIOTypeWrite(t *testing.T) {
-	old, stderr := parseOnly(t, "rbd", "bench-write", "-p", "no-such-pool", "img", "--io-size", "8K")
-	now, _ := parseOnly(t, "rbd", "bench", "-p", "no-such-pool", "img", "--io-type", "write", "--io-size", "8K")
-	if !strings.Contains(stderr, "bench-write is deprecated") {
-		t.Errorf("stderr %q lacks the deprecation", stderr)
+	old := parseInPlan(t, "rbd", "bench-write", "-p", "no-such-pool", "img", "--io-size", "8K")
+	now := parseInPlan(t, "rbd", "bench", "-p", "no-such-pool", "img", "--io-type", "write", "--io-size", "8K")
+	if !slices.Equal(old.Notes, []string{"rbd: bench-write is deprecated, use rbd bench --io-type write ..."}) || now.Notes != nil {
+		t.Errorf("notes %q and %q; want bench-write's deprecation alone", old.Notes, now.Notes)
 	}
+	old.Notes = nil
 	old.Steps[0].Save, now.Steps[0].Save = "", ""
 	if !reflect.DeepEqual(old, now) {
 		t.Errorf("bench-write's job %+v\nis not bench --io-type write's %+v", old, now)

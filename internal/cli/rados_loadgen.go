@@ -95,16 +95,17 @@ Ceph 16 ignores), is --read-percent here.`,
 			if err != nil {
 				return err
 			}
+			var notes []string
 			if cmd.Flags().Changed("min-ops") {
-				fmt.Fprintln(env.Stderr, "cephbench: note: rados load-gen has no --min-ops option (rados ignores it); ignored")
+				notes = append(notes, "cephbench: note: rados load-gen has no --min-ops option (rados ignores it); ignored")
 			}
 			if throughput.bare && throughput.n > 0 && throughput.n < 1<<20 {
-				fmt.Fprintf(env.Stderr, "cephbench: note: --target-throughput %d is %d bytes/s, as Ceph 16's rados reads it; older releases read MB/s: write %dM for that\n",
-					int64(throughput.n), int64(throughput.n), int64(throughput.n))
+				notes = append(notes, fmt.Sprintf("cephbench: note: --target-throughput %d is %d bytes/s, as Ceph 16's rados reads it; older releases read MB/s: write %dM for that",
+					int64(throughput.n), int64(throughput.n), int64(throughput.n)))
 			}
 			st := step.Step{Name: "rados-load-gen", Workload: cfg.Workload(target), Save: stamped(results, "rados-load-gen") + ".json",
 				Front: step.Front{Command: "rados load-gen", LoadGen: &cfg}}
-			return env.run(cmd.Context(), frontend.Job{Command: "rados load-gen", Steps: []step.Step{st}})
+			return env.run(cmd.Context(), frontend.Job{Command: "rados load-gen", Steps: []step.Step{st}, Notes: notes})
 		},
 	}
 	fl := cmd.Flags()

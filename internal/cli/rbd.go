@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -66,8 +65,9 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
   cephbench rbd bench rbd/new --io-type write --create --size 10G     # removed afterwards unless --keep`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var notes []string
 			if old {
-				fmt.Fprintln(env.Stderr, "rbd: bench-write is deprecated, use rbd bench --io-type write ...")
+				notes = append(notes, "rbd: bench-write is deprecated, use rbd bench --io-type write ...")
 				f.ioType = "write"
 			}
 			if len(args) == 1 {
@@ -76,11 +76,11 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 				}
 				f.image = args[0]
 			}
-			st, err := f.step(cf)
+			st, err := f.step(cf, f.results)
 			if err != nil {
 				return err
 			}
-			return env.run(cmd.Context(), frontend.Job{Command: "rbd bench", Steps: []step.Step{st}})
+			return env.run(cmd.Context(), frontend.Job{Command: "rbd bench", Steps: []step.Step{st}, Notes: notes})
 		},
 	}
 	fl := cmd.Flags()
@@ -168,8 +168,9 @@ func (f *rbdBenchFlags) workload(cf *cephFlags) (spec.Workload, error) {
 }
 
 // step checks the flags and returns the step they describe, named for
-// its io type as rbd bench's start line names it.
-func (f *rbdBenchFlags) step(cf *cephFlags) (step.Step, error) {
+// its io type as rbd bench's start line names it and saving under
+// results.
+func (f *rbdBenchFlags) step(cf *cephFlags, results string) (step.Step, error) {
 	w, err := f.workload(cf)
 	if err != nil {
 		return step.Step{}, err
@@ -182,6 +183,6 @@ func (f *rbdBenchFlags) step(cf *cephFlags) (step.Step, error) {
 		ioType = "readwrite"
 	}
 	name := "rbd-bench-" + ioType
-	return step.Step{Name: name, Workload: w, Save: stamped(f.results, name) + ".json",
+	return step.Step{Name: name, Workload: w, Save: stamped(results, name) + ".json",
 		Front: step.Front{Command: "rbd bench", RBDBench: &step.RBDBench{IOType: ioType}}}, nil
 }
