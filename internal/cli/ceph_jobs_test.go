@@ -3,7 +3,9 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"net/url"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -94,5 +96,30 @@ func TestRBDBenchWriteIsBenchWithIOTypeWrite(t *testing.T) {
 	}
 	if opts := now.Steps[0].Front.RBDBench; opts == nil || opts.IOType != "write" || now.Steps[0].Name != "rbd-bench-write" {
 		t.Errorf("step %q, rbd bench options %+v; want rbd-bench-write, io type write", now.Steps[0].Name, opts)
+	}
+}
+
+// The files a Ceph tool's command line names (--conf, --keyring,
+// --results) are taken from the command's working directory.
+func TestCephToolsTakeTheirFilesFromTheWorkingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"rados", "-p", "pool", "-c", "my.conf", "-k", "my.keyring", "bench", "10", "write", "--results", "res"},
+		{"rados", "-p", "pool", "-c", "my.conf", "-k", "my.keyring", "load-gen", "--results", "res"},
+		{"rbd", "-c", "my.conf", "-k", "my.keyring", "bench", "pool/img", "--io-type", "read", "--results", "res"},
+	} {
+		var job frontend.Job
+		if code := Main(context.Background(), Env{Dir: dir, parsed: &job}, args); code != ExitOK {
+			t.Fatalf("%s: exit %d", strings.Join(args, " "), code)
+		}
+		st := job.Steps[0]
+		_, query, _ := strings.Cut(st.Workload.Target.Location, "?")
+		q, err := url.ParseQuery(query)
+		if conf, keyring := filepath.Join(dir, "my.conf"), filepath.Join(dir, "my.keyring"); err != nil || q.Get("conf") != conf || q.Get("keyring") != keyring {
+			t.Errorf("%s: target %q (%v); want conf %s, keyring %s", strings.Join(args, " "), st.Workload.Target.Location, err, conf, keyring)
+		}
+		if filepath.Dir(st.Save) != filepath.Join(dir, "res") {
+			t.Errorf("%s: saves to %s; want under %s", strings.Join(args, " "), st.Save, filepath.Join(dir, "res"))
+		}
 	}
 }

@@ -19,6 +19,8 @@ import (
 // cephFlags are the rados tool's connection options.
 type cephFlags struct {
 	pool, conf, id, name, keyring, cluster string
+	// env takes the files named from the command's working directory.
+	env Env
 }
 
 func (c *cephFlags) register(cmd *cobra.Command) {
@@ -31,10 +33,12 @@ func (c *cephFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&c.cluster, "cluster", "", "cluster name")
 }
 
-// query holds the connection options of the flags, for a target's query.
+// query holds the connection options of the flags, for a target's query;
+// the files named are taken from the command's working directory, as the
+// target is used wherever the job runs.
 func (c *cephFlags) query() url.Values {
 	q := url.Values{}
-	for k, v := range map[string]string{"conf": c.conf, "id": c.id, "name": c.name, "keyring": c.keyring, "cluster": c.cluster} {
+	for k, v := range map[string]string{"conf": c.env.path(c.conf), "id": c.id, "name": c.name, "keyring": c.env.path(c.keyring), "cluster": c.cluster} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -66,7 +70,7 @@ func (c *cephFlags) target(extra map[string]string) (rados.Target, spec.Target, 
 }
 
 func newRadosCmd(env Env) *cobra.Command {
-	var cf cephFlags
+	cf := cephFlags{env: env}
 	cmd := &cobra.Command{
 		Use:   "rados",
 		Short: "RADOS benchmarks that take rados' command lines: bench, cleanup",
@@ -141,7 +145,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 				}
 			}
 			name := "rados-bench-" + opts.Mode
-			st := step.Step{Name: name, Workload: w, Save: stamped(results, name) + ".json",
+			st := step.Step{Name: name, Workload: w, Save: stamped(env.path(results), name) + ".json",
 				Front: step.Front{Command: "rados bench", RadosBench: &opts}}
 			return env.run(cmd.Context(), frontend.Job{Command: "rados bench", Steps: []step.Step{st}})
 		},

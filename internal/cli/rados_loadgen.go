@@ -103,7 +103,7 @@ Ceph 16 ignores), is --read-percent here.`,
 				notes = append(notes, fmt.Sprintf("cephbench: note: --target-throughput %d is %d bytes/s, as Ceph 16's rados reads it; older releases read MB/s: write %dM for that",
 					int64(throughput.n), int64(throughput.n), int64(throughput.n)))
 			}
-			st := step.Step{Name: "rados-load-gen", Workload: cfg.Workload(target), Save: stamped(results, "rados-load-gen") + ".json",
+			st := step.Step{Name: "rados-load-gen", Workload: cfg.Workload(target), Save: stamped(env.path(results), "rados-load-gen") + ".json",
 				Front: step.Front{Command: "rados load-gen", LoadGen: &cfg}}
 			return env.run(cmd.Context(), frontend.Job{Command: "rados load-gen", Steps: []step.Step{st}, Notes: notes})
 		},

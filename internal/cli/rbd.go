@@ -16,7 +16,7 @@ import (
 const rbdDefaultPool = "rbd"
 
 func newRBDCmd(env Env) *cobra.Command {
-	var cf cephFlags
+	cf := cephFlags{env: env}
 	cmd := &cobra.Command{
 		Use:   "rbd",
 		Short: "RBD benchmarks that take rbd's command lines: bench, bench-write",
@@ -76,7 +76,7 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 				}
 				f.image = args[0]
 			}
-			st, err := f.step(cf, f.results)
+			st, err := f.step(cf, env.path(f.results))
 			if err != nil {
 				return err
 			}
