@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	engine.Register("s3", engine.Typed(Open), engine.Description{
+	engine.Register(Scheme, engine.Typed(Open), engine.Description{
 		Syntax: "s3://BUCKET[/PREFIX]", Layout: engine.Objects, Kind: engine.KindObjects,
 		Cleaner: cleanKept,
 	})

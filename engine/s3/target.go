@@ -62,6 +62,9 @@ type Target struct {
 	VirtualHosted bool
 }
 
+// Scheme is the scheme of S3 targets: s3://BUCKET[/PREFIX].
+const Scheme = "s3"
+
 // credentialKeys are query keys people use for credentials elsewhere;
 // the target is saved in results, so they are refused by name.
 var credentialKeys = []string{"access", "secret", "key", "token", "password", "credential"}

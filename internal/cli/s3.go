@@ -41,7 +41,7 @@ func (f *s3Flags) register(cmd *cobra.Command) {
 // the target nor anything printed holds credentials.
 func (f *s3Flags) target(arg string, getenv func(string) string) (spec.Target, cbs3.Credentials, error) {
 	st, err := spec.ParseTarget(arg)
-	if err != nil || st.Scheme != "s3" {
+	if err != nil || st.Scheme != cbs3.Scheme {
 		return spec.Target{}, cbs3.Credentials{}, usagef("invalid target: want s3://BUCKET[/PREFIX]")
 	}
 	t, err := cbs3.ParseTarget(st.Location)
