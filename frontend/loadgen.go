@@ -11,13 +11,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/rados"
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/internal/peer/loadgen"
 	"github.com/cephbench/cephbench/metrics"
-	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
@@ -73,37 +71,31 @@ func radosLoadGen(ctx context.Context, st step.Step, out IO) error {
 	fmt.Fprintf(out.Stdout, "preparing %d objects\n", cfg.Objects)
 	names := g.Names()
 	created, err := pool.CreateExclusive(ctx, names)
-	var res *result.Result
-	if err == nil {
-		res, err = loadGenRun(ctx, st, out, pool, g, seed)
-	}
-	fmt.Fprintln(out.Stdout, "cleaning up objects")
-	var ours []string
-	for i, c := range created {
-		if c {
-			ours = append(ours, names[i])
+	var cleanErr error
+	cleanup := func() error {
+		fmt.Fprintln(out.Stdout, "cleaning up objects")
+		var ours []string
+		for i, c := range created {
+			if c {
+				ours = append(ours, names[i])
+			}
 		}
-	}
-	cleanErr := pool.Remove(context.WithoutCancel(ctx), ours)
-	if cleanErr != nil {
-		cleanErr = fmt.Errorf("removing the run's objects (%s*): %w", prefix, cleanErr)
-	}
-	if res == nil {
-		if ctx.Err() != nil && cleanErr == nil {
-			return step.ErrInterrupted
+		if err := pool.Remove(context.WithoutCancel(ctx), ours); err != nil {
+			cleanErr = fmt.Errorf("removing the run's objects (%s*): %w", prefix, err)
 		}
-		return errors.Join(err, cleanErr)
+		return cleanErr
 	}
-	res.Notes = append([]string{loadGenNote(*cfg, prefix)}, res.Notes...)
-	if cleanErr != nil {
-		res.Notes = append(res.Notes, "cleanup failed: "+oneLine(cleanErr.Error()))
+	if err != nil {
+		return errors.Join(err, cleanup())
 	}
-	if err := res.Save(st.Save); err != nil {
-		return fmt.Errorf("saving the result: %w", err)
-	}
-	report.Summary(out.Stdout, res)
-	fmt.Fprintf(out.Stdout, "  result saved to %s\n", st.Save)
+	st.Seed = seed
+	st.Notes = append([]string{loadGenNote(*cfg, prefix)}, st.Notes...)
+	res, err := loadGenRun(ctx, st, out, pool, g, cleanup)
 	switch {
+	case res == nil && ctx.Err() != nil && cleanErr == nil:
+		return step.ErrInterrupted
+	case err != nil:
+		return err
 	case cleanErr != nil:
 		return cleanErr
 	case res.Interrupted:
@@ -117,63 +109,33 @@ func loadGenSeconds(cfg *loadgen.Config) string {
 	return strconv.FormatFloat(cfg.RunLength.D().Seconds(), 'f', -1, 64)
 }
 
-// loadGenRun fills the created objects, then runs st's load through the
-// runner, printing rados load-gen's lines and writing the tick log beside
-// st's result. It returns the run's result, or nil if the objects could
-// not be filled or the run could not start.
-func loadGenRun(ctx context.Context, st step.Step, out IO, pool *rados.Pool, g *loadgen.Gen, seed uint64) (*result.Result, error) {
+// loadGenRun fills the created objects, then runs st's load on them as
+// every step runs, printing rados load-gen's lines; cleanup removes the
+// objects once the run's ops are done, or if they could not be filled.
+func loadGenRun(ctx context.Context, st step.Step, out IO, pool *rados.Pool, g *loadgen.Gen, cleanup func() error) (*result.Result, error) {
 	cfg := st.Front.LoadGen
 	set := pool.Objects(g.Names(), g.Sizes())
-	defer set.Close(context.WithoutCancel(ctx))
+	closeSet := func() error {
+		fmt.Fprintln(out.Stdout, "waiting for all operations to complete")
+		return errors.Join(set.Close(context.WithoutCancel(ctx)), cleanup())
+	}
 	q, err := set.NewQueue(cfg.MaxOps)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, closeSet())
 	}
 	err = g.Prepare(ctx, q)
 	if closeErr := q.Close(); err == nil {
 		err = closeErr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load-gen: preparing the objects: %w", err)
+		return nil, errors.Join(fmt.Errorf("load-gen: preparing the objects: %w", err), closeSet())
 	}
-
-	ticks, err := result.CreateTickLog(result.TickLogPath(st.Save), time.Now())
-	if err != nil {
-		return nil, fmt.Errorf("the tick log: %w", err)
+	so := step.Output{
+		Summary: out.Stdout, Live: out.Live,
+		Heading: fmt.Sprintf("load-gen will run %s seconds\n", loadGenSeconds(cfg)),
+		Opened:  func(engine.Session) metrics.Subscriber { return cephtext.NewLoadGenProgress(out.Stdout).Tick },
 	}
-	fmt.Fprintf(out.Stdout, "load-gen will run %s seconds\n", loadGenSeconds(cfg))
-	state := &cluster.Pair{}
-	state.Before, err = pool.ClusterSnapshot()
-	stateErr := err
-	subscribers := []metrics.Subscriber{cephtext.NewLoadGenProgress(out.Stdout).Tick, ticks.Tick}
-	if out.Live != nil {
-		live := out.Live.Line(st)
-		subscribers = append(subscribers, live.Tick)
-		defer live.Clear()
-	}
-	outcome, err := runner.Run(ctx, set, &st.Workload, runner.Options{Subscribers: subscribers, Seed: seed})
-	fmt.Fprintln(out.Stdout, "waiting for all operations to complete")
-	if err != nil {
-		ticks.Discard()
-		return nil, fmt.Errorf("load-gen: %w", err)
-	}
-	state.After, err = pool.ClusterSnapshot()
-	stateErr = errors.Join(stateErr, err)
-
-	res, err := outcome.Result(st.Name, &st.Workload, result.ThisHost())
-	if err != nil {
-		ticks.Discard()
-		return nil, err
-	}
-	if err := res.Attach(ticks); err != nil {
-		return nil, err
-	}
-	res.Cluster = state
-	res.Plan = st.Plan
-	if stateErr != nil {
-		res.Notes = append(res.Notes, "the cluster's state could not be read: "+oneLine(stateErr.Error()))
-	}
-	return res, nil
+	return step.RunOn(ctx, set, st, so, runner.Options{}, closeSet)
 }
 
 // loadGenPrefix names a run's objects: this host and process, as rados

@@ -43,6 +43,9 @@ type Step struct {
 	// Save is the JSON result's path, its tick log beside it; empty
 	// means not saved.
 	Save string `json:"save,omitempty"`
+	// Notes are facts its result's reader needs that the workload
+	// cannot hold (a front end's options); they head the result's notes.
+	Notes []string `json:"notes,omitempty"`
 	// Plan, if set, places the step in a plan run; its result carries it.
 	Plan *result.PlanStep `json:"plan,omitempty"`
 	// Front is the command the step was asked for with, and that
@@ -165,7 +168,7 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	res.Cluster = state
 	res.Disks = disks.stop()
 	res.Plan = st.Plan
-	res.Notes = append(res.Notes, notes(sess, stateErr, closeErr)...)
+	res.Notes = append(append(append([]string{}, st.Notes...), res.Notes...), notes(sess, stateErr, closeErr)...)
 	if st.Save != "" {
 		if err := errors.Join(res.Attach(ticks), res.Save(st.Save)); err != nil {
 			return res, fmt.Errorf("saving the result: %w", err)

@@ -157,8 +157,9 @@ type ObjectSet struct {
 }
 
 var (
-	_ engine.AsyncSession = (*ObjectSet)(nil)
-	_ engine.ObjectSet    = (*ObjectSet)(nil)
+	_ engine.AsyncSession    = (*ObjectSet)(nil)
+	_ engine.ObjectSet       = (*ObjectSet)(nil)
+	_ engine.ClusterReporter = (*ObjectSet)(nil)
 )
 
 // Objects returns the session on the objects names, of sizes bytes each
@@ -171,6 +172,9 @@ func (p *Pool) Objects(names []string, sizes []int64) *ObjectSet {
 func (s *ObjectSet) Geometry() engine.Geometry {
 	return engine.Geometry{Layout: engine.Objects, ObjectCount: int64(len(s.names))}
 }
+
+// ClusterSnapshot is the pool's cluster's state.
+func (s *ObjectSet) ClusterSnapshot() (*cluster.Snapshot, error) { return s.pool.ClusterSnapshot() }
 
 // ObjectSizes returns each object's size, by index.
 func (s *ObjectSet) ObjectSizes() []int64 { return s.sizes }
