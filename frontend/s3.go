@@ -35,7 +35,9 @@ type S3Bench struct {
 	SizeGiven bool `json:"size_given,omitempty"`
 	// Credentials are the keys given on the command line; nil takes them
 	// from the environment or the shared credentials file when the
-	// session opens. They are never printed or saved in a result.
+	// session opens. They are never printed or saved in a result, but
+	// they are in the Job's JSON: a job handed to another host carries
+	// them, so a Job is not written where others can read it.
 	Credentials *cbs3.Credentials `json:"credentials,omitempty"`
 	// Results is the folder the phases' results are saved in, which the
 	// run names at its end.
