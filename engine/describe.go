@@ -77,6 +77,25 @@ type Description struct {
 	// FilePrefix says sessions name their per-worker files with
 	// Workload.FilePrefix.
 	FilePrefix bool
+	// Share, if set, gives one of several hosts that run a workload at
+	// once its own part of the target, so that no host touches another's
+	// data: its own directory, object names or image. host labels the
+	// host, unique among them and safe in a file or object name. Nil
+	// means every host's target is its own (a local device, null://)
+	// and hosts run the workload as given. Errors are *UsageError; Share
+	// does no I/O.
+	Share func(w *spec.Workload, host string) error
+}
+
+// InSubdirectory is location (PATH or PATH?QUERY) with host's directory
+// under its path: what a directory target's Share gives each host.
+func InSubdirectory(location, host string) string {
+	loc, query, hasQuery := strings.Cut(location, "?")
+	loc = strings.TrimRight(loc, "/") + "/" + host
+	if hasQuery {
+		loc += "?" + query
+	}
+	return loc
 }
 
 // InDir is t with its location, if its engine declares it a local path and

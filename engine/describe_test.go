@@ -88,3 +88,17 @@ func TestInDirResolvesOnlyLocalPaths(t *testing.T) {
 		}
 	}
 }
+
+// A directory target's host gets a directory under it, its query kept.
+func TestInSubdirectoryKeepsTheQuery(t *testing.T) {
+	for _, tc := range []struct{ loc, want string }{
+		{"/data", "/data/h1"},
+		{"/data/", "/data/h1"},
+		{"fs/dir?conf=/etc/c.conf", "fs/dir/h1?conf=/etc/c.conf"},
+		{"bucket/prefix/?endpoint=http://x", "bucket/prefix/h1?endpoint=http://x"},
+	} {
+		if got := engine.InSubdirectory(tc.loc, "h1"); got != tc.want {
+			t.Errorf("InSubdirectory(%q) = %q; want %q", tc.loc, got, tc.want)
+		}
+	}
+}

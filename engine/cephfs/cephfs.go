@@ -32,6 +32,12 @@ func init() {
 	engine.Register("cephfs", engine.Typed(Open), engine.Description{
 		Syntax: "cephfs://[FS]/PATH", Layout: engine.Blocks, Kind: engine.KindSharedFilesystem,
 		Cleaner: func(_ context.Context, t spec.Target) error { return cleanKept(t) },
+		// Each host works in a directory of its own under the target's,
+		// which the session creates and removes.
+		Share: func(w *spec.Workload, host string) error {
+			w.Target.Location = engine.InSubdirectory(w.Target.Location, host)
+			return nil
+		},
 	})
 }
 

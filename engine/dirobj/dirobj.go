@@ -45,6 +45,12 @@ func init() {
 	engine.Register("dirobj", engine.Typed(Open), engine.Description{
 		Syntax: "dirobj://DIR", Layout: engine.Objects, LocalPath: true, DirectFallback: true,
 		Cleaner: func(_ context.Context, t spec.Target) error { return Cleanup(t.Location) },
+		// Each host's objects go in a directory of its own, which the
+		// session creates and removes.
+		Share: func(w *spec.Workload, host string) error {
+			w.Target.Location = engine.InSubdirectory(w.Target.Location, host)
+			return nil
+		},
 	})
 }
 

@@ -39,6 +39,16 @@ func init() {
 		LocalPath: true, LocalDisks: true, DirectFallback: true, FilePrefix: true,
 		IOEngines: []string{"psync", kaio.LibAIO, kaio.IOURing},
 		Cleaner:   func(_ context.Context, t spec.Target) error { return cleanKept(t.Location) },
+		// In a directory (a shared filesystem's, maybe) each host's files
+		// are named after it; a file or device path is each host's own.
+		Share: func(w *spec.Workload, host string) error {
+			if w.FilePrefix == "" {
+				w.FilePrefix = host
+			} else {
+				w.FilePrefix = host + "-" + w.FilePrefix
+			}
+			return nil
+		},
 	})
 }
 

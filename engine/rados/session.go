@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -22,8 +24,27 @@ import (
 func init() {
 	engine.Register("rados", engine.Typed(Open), engine.Description{
 		Syntax: "rados://POOL", Layout: engine.Objects, Kind: engine.KindObjects,
-		LocationNames: []string{"pool"}, Cleaner: cleanKept,
+		LocationNames: []string{"pool"}, Cleaner: cleanKept, Share: share,
 	})
+}
+
+// share gives a host its own metadata object, so that hosts writing to one
+// pool at once do not record their writes over each other's; their object
+// names already differ (rados bench's prefix names the host and process).
+func share(w *spec.Workload, host string) error {
+	t, err := ParseTarget(w.Target.Location)
+	if err != nil {
+		return err
+	}
+	pool, query, _ := strings.Cut(w.Target.Location, "?")
+	q, _ := url.ParseQuery(query) // ParseTarget parsed it
+	runName := t.RunName
+	if runName == "" {
+		runName = radosbench.MetadataObject
+	}
+	q.Set("run-name", runName+"_"+host)
+	w.Target.Location = pool + "?" + q.Encode()
+	return nil
 }
 
 // cleanKept removes the objects of the last kept write at t, which its

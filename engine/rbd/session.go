@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -52,7 +53,23 @@ func init() {
 			return err == nil && t.Create
 		},
 		Cleaner: func(_ context.Context, t spec.Target) error { return cleanKept(t) },
+		Share:   share,
 	})
+}
+
+// share gives a host its own image, IMAGE-HOST, which it creates: hosts
+// writing one image at once would write over each other's blocks.
+func share(w *spec.Workload, host string) error {
+	t, err := ParseTarget(w.Target.Location)
+	if err != nil {
+		return err
+	}
+	if !t.Create {
+		return engine.Usagef("rbd://%s/%s is one image: on several hosts give ?create=true (and a size) so that each host makes its own, %s-HOST", t.Conn.Pool, t.Image, t.Image)
+	}
+	path, query, _ := strings.Cut(w.Target.Location, "?")
+	w.Target.Location = strings.TrimRight(path, "/") + "-" + host + "?" + query
+	return nil
 }
 
 // Session is an open image. Do, Geometry and NewQueue are safe for

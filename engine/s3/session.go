@@ -24,6 +24,11 @@ func init() {
 	engine.Register(Scheme, engine.Typed(Open), engine.Description{
 		Syntax: "s3://BUCKET[/PREFIX]", Layout: engine.Objects, Kind: engine.KindObjects,
 		Cleaner: cleanKept,
+		// Each host puts its objects under a prefix of its own.
+		Share: func(w *spec.Workload, host string) error {
+			w.Target.Location = engine.InSubdirectory(w.Target.Location, host)
+			return nil
+		},
 	})
 }
 
