@@ -22,6 +22,26 @@ const (
 // NewHistogram returns an empty latency histogram in nanoseconds.
 func NewHistogram() *hdr.Histogram { return hdr.New(lowestNs, highestNs, sigFigures) }
 
+// HistogramSettings are a latency histogram's range (nanoseconds) and
+// precision. Histograms add exactly only when theirs are equal, so
+// results carry them to be compared before they are merged.
+type HistogramSettings struct {
+	LowestNs           int64 `json:"lowest_ns"`
+	HighestNs          int64 `json:"highest_ns"`
+	SignificantFigures int64 `json:"significant_figures"`
+}
+
+// StandardHistogram is the settings of every histogram NewHistogram makes,
+// which cephbench records its latencies in.
+func StandardHistogram() HistogramSettings {
+	return HistogramSettings{LowestNs: lowestNs, HighestNs: highestNs, SignificantFigures: sigFigures}
+}
+
+// SettingsOf reads h's settings.
+func SettingsOf(h *hdr.Histogram) HistogramSettings {
+	return HistogramSettings{LowestNs: h.LowestTrackableValue(), HighestNs: h.HighestTrackableValue(), SignificantFigures: h.SignificantFigures()}
+}
+
 // ReportedPercentiles are the latency percentiles every summary reports.
 var ReportedPercentiles = []float64{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99}
 

@@ -86,6 +86,10 @@ type Result struct {
 	// Histograms are the HDR latency histograms (nanoseconds) per op kind,
 	// V2 compressed and base64 encoded, mergeable across results.
 	Histograms map[string]string `json:"histograms"`
+	// HistogramSettings are the histograms' range and precision, which
+	// results merged together must share; nil in results saved before it
+	// was recorded (each encoded histogram holds them too).
+	HistogramSettings *metrics.HistogramSettings `json:"histogram_settings,omitempty"`
 }
 
 // DiskUsage is one block device's activity over a run.

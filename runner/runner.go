@@ -106,7 +106,7 @@ func (o *Outcome) Result(name string, w *spec.Workload, host result.Host) (*resu
 		StopReason: o.StopReason, Interrupted: o.StopReason == StopInterrupted,
 		Ops: o.Summaries(), Errors: o.Collector.Errors(),
 		CPU: o.CPU, Queue: o.Collector.Queue(), Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
-		Histograms: map[string]string{},
+		Histograms: map[string]string{}, HistogramSettings: new(metrics.StandardHistogram()),
 	}
 	for k, kind := range o.Kinds {
 		if _, did := r.Ops[kind]; !did {
