@@ -137,24 +137,76 @@ func exact(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 // A final interval cut short by the end of the file (the process died
 // while writing it) is left out.
 func ReadTickLog(path string) ([]metrics.Second, error) {
+	intervals, err := ReadIntervals(path)
+	if err != nil {
+		return nil, err
+	}
+	series := make([]metrics.Second, len(intervals))
+	for i, in := range intervals {
+		series[i] = in.Second
+	}
+	return series, nil
+}
+
+// Interval is one interval of a series with the latency histograms (ns)
+// of its op kinds, encoded as a result's: what adding the seconds of
+// several series needs, in a few hundred bytes per kind rather than a
+// decoded histogram's hundreds of kilobytes.
+type Interval struct {
+	metrics.Second
+	Histograms map[string]string
+}
+
+// ReadIntervals reads a tick log back into its intervals, each with its
+// histograms, as ReadTickLog reads its series.
+func ReadIntervals(path string) ([]Interval, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	series, err := readTicks(bufio.NewReader(f))
+	intervals, err := readTicks(bufio.NewReader(f))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return series, nil
+	return intervals, nil
 }
 
-func readTicks(r *bufio.Reader) ([]metrics.Second, error) {
-	series := []metrics.Second{}
-	var sec *metrics.Second // the interval being read
-	var want int            // its kinds
-	var kind string         // the kind whose histogram comes next
-	var counts [4]int64     // its ops, bytes, errors, last_ns
+// SaveWithIntervals saves r at path (as Save) with intervals, its series,
+// written to a tick log beside it (TickLogPath), for a series made other
+// than by running (results merged, say); r's series becomes theirs.
+func (r *Result) SaveWithIntervals(path string, intervals []Interval) error {
+	l, err := CreateTickLog(TickLogPath(path), r.Start)
+	if err != nil {
+		return err
+	}
+	for _, in := range intervals {
+		t := metrics.Tick{Second: in.Second, Histograms: map[string]*hdr.Histogram{}}
+		for kind, enc := range in.Histograms {
+			h, err := hdr.Decode([]byte(enc))
+			if err != nil {
+				l.Discard()
+				return fmt.Errorf("the %s histogram at %gs: %w", kind, in.T, err)
+			}
+			h.SetTag(kind)
+			h.SetStartTimeMs(int64((in.T - in.Dur) * 1000))
+			h.SetEndTimeMs(int64(in.T * 1000))
+			t.Histograms[kind] = h
+		}
+		l.Tick(t)
+	}
+	if err := r.Attach(l); err != nil {
+		return err
+	}
+	return r.Save(path)
+}
+
+func readTicks(r *bufio.Reader) ([]Interval, error) {
+	series := []Interval{}
+	var sec *Interval   // the interval being read
+	var want int        // its kinds
+	var kind string     // the kind whose histogram comes next
+	var counts [4]int64 // its ops, bytes, errors, last_ns
 	complete := func() bool { return sec == nil || (len(sec.Kinds) == want && kind == "") }
 	for n := 1; ; n++ {
 		line, err := r.ReadString('\n')
@@ -173,7 +225,7 @@ func readTicks(r *bufio.Reader) ([]metrics.Second, error) {
 			if sec != nil {
 				series = append(series, *sec)
 			}
-			sec = &metrics.Second{Kinds: map[string]metrics.KindSecond{}}
+			sec = &Interval{Second: metrics.Second{Kinds: map[string]metrics.KindSecond{}}, Histograms: map[string]string{}}
 			if _, err := fmt.Sscanf(line, "#tick t=%g dur=%g kinds=%d", &sec.T, &sec.Dur, &want); err != nil {
 				return nil, fmt.Errorf("line %d: %q: %w", n, line, err)
 			}
@@ -195,6 +247,7 @@ func readTicks(r *bufio.Reader) ([]metrics.Second, error) {
 				return nil, fmt.Errorf("line %d: the %s histogram: %w", n, kind, err)
 			}
 			sec.Kinds[kind] = metrics.NewKindSecond(counts[0], counts[1], counts[2], counts[3], h)
+			sec.Histograms[kind] = parts[3]
 			kind = ""
 		}
 	}

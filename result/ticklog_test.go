@@ -153,3 +153,49 @@ func TestTickLogPath(t *testing.T) {
 		}
 	}
 }
+
+// A log's intervals carry each second's histograms, and a series written
+// from them (a merged one) is the same log again: same seconds, same
+// histograms.
+func TestIntervalsCarryTheHistogramsAndSaveAgain(t *testing.T) {
+	dir := t.TempDir()
+	want := writeTicks(t, filepath.Join(dir, "r.hlog"), 4)
+	intervals, err := ReadIntervals(filepath.Join(dir, "r.hlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(intervals) != len(want) {
+		t.Fatalf("%d intervals; want %d", len(intervals), len(want))
+	}
+	for i, in := range intervals {
+		if !reflect.DeepEqual(in.Second, want[i]) {
+			t.Errorf("interval %d: %+v; want %+v", i, in.Second, want[i])
+		}
+		for kind, ks := range in.Kinds {
+			h, err := hdr.Decode([]byte(in.Histograms[kind]))
+			if err != nil {
+				t.Fatalf("interval %d %s: %v", i, kind, err)
+			}
+			if h.TotalCount() != ks.Ops || h.Max() != ks.MaxNs {
+				t.Errorf("interval %d %s: histogram of %d ops, max %d; the second says %d, %d", i, kind, h.TotalCount(), h.Max(), ks.Ops, ks.MaxNs)
+			}
+		}
+	}
+
+	r := &Result{Schema: Schema, Name: "again", Start: time.Now()}
+	path := filepath.Join(dir, "again", "again.json")
+	if err := r.SaveWithIntervals(path, intervals); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ReadIntervals(filepath.Join(dir, "again", "again.hlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.TickLog != "again.hlog" || !reflect.DeepEqual(back.Series, want) || !reflect.DeepEqual(again, intervals) {
+		t.Errorf("saved again: tick log %q, series %+v, intervals equal %v", back.TickLog, back.Series, reflect.DeepEqual(again, intervals))
+	}
+}
