@@ -90,6 +90,11 @@ type Result struct {
 	// results merged together must share; nil in results saved before it
 	// was recorded (each encoded histogram holds them too).
 	HistogramSettings *metrics.HistogramSettings `json:"histogram_settings,omitempty"`
+	// Hosts are the results the hosts of a run on many hosts measured, in
+	// the order merged, each with its figures and histograms but without
+	// its series (Series holds the hosts' seconds added); empty for a
+	// result measured on one host.
+	Hosts []*Result `json:"hosts,omitempty"`
 }
 
 // DiskUsage is one block device's activity over a run.
