@@ -168,5 +168,6 @@ directory; no cluster is needed.`,
 	root.AddCommand(newNetCmd(env))
 	root.AddCommand(newDiskCmd(env))
 	root.AddCommand(newPlansCmd(env), newCleanupCmd(env), newCompareCmd(env), newReportCmd(env))
+	root.AddCommand(newMergeCmd(env))
 	return root
 }
