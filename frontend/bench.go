@@ -20,7 +20,8 @@ func runBench(ctx context.Context, j Job, out IO) error {
 	if !j.Quiet {
 		so.Progress = text
 	}
-	for _, st := range j.Steps {
+	for i, st := range j.Steps {
+		so.Hooks = out.hooks(i)
 		res, err := step.Run(ctx, st, so)
 		if err != nil {
 			return err

@@ -9,12 +9,13 @@ import (
 	"github.com/cephbench/cephbench/step"
 )
 
-// eachStep runs a job's steps in turn with run, stopping at the first
-// error: the Ceph tools' commands each run one step.
-func eachStep(run func(context.Context, step.Step, IO) error) func(context.Context, Job, IO) error {
+// eachStep runs a job's steps in turn with run, each with its hooks,
+// stopping at the first error: the Ceph tools' commands each run one
+// step.
+func eachStep(run func(context.Context, step.Step, step.Hooks, IO) error) func(context.Context, Job, IO) error {
 	return func(ctx context.Context, j Job, out IO) error {
-		for _, st := range j.Steps {
-			if err := run(ctx, st, out); err != nil {
+		for i, st := range j.Steps {
+			if err := run(ctx, st, out.hooks(i), out); err != nil {
 				return err
 			}
 		}

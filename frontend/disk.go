@@ -93,7 +93,7 @@ func diskSteps(ctx context.Context, j Job, out IO) ([]*result.Result, error) {
 		if readOnly && st.Workload.Writes() {
 			continue
 		}
-		res, err := step.Run(ctx, st, step.Output{Progress: progress, Summary: out.Stdout, Live: out.Live})
+		res, err := step.Run(ctx, st, step.Output{Progress: progress, Summary: out.Stdout, Live: out.Live, Hooks: out.hooks(i)})
 		var refused *engine.UsageError
 		if i == 0 && j.Disk.Existing && !st.Workload.Force && errors.As(err, &refused) {
 			// The engine refused before any I/O: reading the file

@@ -44,9 +44,10 @@ type FioOptions struct {
 
 // fioRun is one fio job in progress.
 type fioRun struct {
-	job  Job
-	opts FioOptions
-	live *step.Live
+	job   Job
+	opts  FioOptions
+	live  *step.Live
+	hooks func(i int) step.Hooks
 
 	mu     sync.Mutex
 	header func() // prints fio's header, the first time it is called
@@ -78,7 +79,7 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		defer f.Close()
 		w = f
 	}
-	r := &fioRun{job: j, opts: *j.Fio, live: out.Live, latest: make([]*result.Result, len(j.Steps))}
+	r := &fioRun{job: j, opts: *j.Fio, live: out.Live, hooks: out.hooks, latest: make([]*result.Result, len(j.Steps))}
 	rep := &fioreport.Report{
 		Version: "cephbench-" + result.Version, PID: os.Getpid(),
 		GlobalOptions: fioOptions(r.opts.GlobalOptions),
@@ -201,7 +202,11 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 		case <-time.After(d):
 		}
 	}
-	so := step.Output{Live: r.live, Opened: func(engine.Session) metrics.Subscriber {
+	// The jobs between stonewalls run at once, so their gates are
+	// called concurrently, each from its job's goroutine once its target
+	// is open (and its start delay over): a follower sees one gate per
+	// job, in the order they open, not one for the group.
+	so := step.Output{Live: r.live, Hooks: r.hooks(i), Opened: func(engine.Session) metrics.Subscriber {
 		r.header()
 		return nil
 	}}

@@ -49,6 +49,19 @@ type IO struct {
 	Stdout, Stderr io.Writer
 	// Live, if set, draws a live progress line of each step.
 	Live *step.Live
+	// Hooks, if set, gives the hooks of step i of the job (its index in
+	// Job.Steps), called once for each step that runs. Every command
+	// that runs its steps through step.Run or step.RunOn honours them;
+	// one that does not (net client) refuses a job run with them.
+	Hooks func(i int) step.Hooks
+}
+
+// hooks are step i's hooks, none if the caller set none.
+func (out IO) hooks(i int) step.Hooks {
+	if out.Hooks == nil {
+		return step.Hooks{}
+	}
+	return out.Hooks(i)
 }
 
 // front is a command's way of running and timing its jobs.
@@ -59,6 +72,8 @@ type front struct {
 	run func(ctx context.Context, j Job, out IO) error
 	// estimate is how long j runs; with exact false, at least that.
 	estimate func(j Job) (d time.Duration, exact bool)
+	// unhooked says that run cannot honour IO.Hooks.
+	unhooked bool
 }
 
 var fronts = map[string]front{}
@@ -89,6 +104,9 @@ func Run(ctx context.Context, j Job, out IO) error {
 	f, err := lookup(j.Command)
 	if err != nil {
 		return err
+	}
+	if f.unhooked && out.Hooks != nil {
+		return engine.Usagef("a %s job cannot be followed step by step: its test does not run as a step", j.Command)
 	}
 	out = out.orDiscard()
 	for _, n := range j.Notes {

@@ -30,7 +30,7 @@ func init() {
 // prepare, run, wait, clean up, then the summary and the saved result.
 // Once its objects are created they are removed whatever happens, Ctrl-C
 // included.
-func radosLoadGen(ctx context.Context, st step.Step, out IO) error {
+func radosLoadGen(ctx context.Context, st step.Step, hooks step.Hooks, out IO) error {
 	cfg := st.Front.LoadGen
 	if cfg == nil {
 		return engine.Usagef("%s: no rados load-gen options", st.Name)
@@ -90,7 +90,7 @@ func radosLoadGen(ctx context.Context, st step.Step, out IO) error {
 	}
 	st.Seed = seed
 	st.Notes = append([]string{loadGenNote(*cfg, prefix)}, st.Notes...)
-	res, err := loadGenRun(ctx, st, out, pool, g, cleanup)
+	res, err := loadGenRun(ctx, st, out, hooks, pool, g, cleanup)
 	switch {
 	case res == nil && ctx.Err() != nil && cleanErr == nil:
 		return step.ErrInterrupted
@@ -112,7 +112,7 @@ func loadGenSeconds(cfg *loadgen.Config) string {
 // loadGenRun fills the created objects, then runs st's load on them as
 // every step runs, printing rados load-gen's lines; cleanup removes the
 // objects once the run's ops are done, or if they could not be filled.
-func loadGenRun(ctx context.Context, st step.Step, out IO, pool *rados.Pool, g *loadgen.Gen, cleanup func() error) (*result.Result, error) {
+func loadGenRun(ctx context.Context, st step.Step, out IO, hooks step.Hooks, pool *rados.Pool, g *loadgen.Gen, cleanup func() error) (*result.Result, error) {
 	cfg := st.Front.LoadGen
 	set := pool.Objects(g.Names(), g.Sizes())
 	closeSet := func() error {
@@ -131,7 +131,7 @@ func loadGenRun(ctx context.Context, st step.Step, out IO, pool *rados.Pool, g *
 		return nil, errors.Join(fmt.Errorf("load-gen: preparing the objects: %w", err), closeSet())
 	}
 	so := step.Output{
-		Summary: out.Stdout, Live: out.Live,
+		Summary: out.Stdout, Live: out.Live, Hooks: hooks,
 		Heading: fmt.Sprintf("load-gen will run %s seconds\n", loadGenSeconds(cfg)),
 		Opened:  func(engine.Session) metrics.Subscriber { return cephtext.NewLoadGenProgress(out.Stdout).Tick },
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/cephbench/cephbench/step"
 )
 
-func init() { register("net client", front{run: runNetClient, estimate: netTime}) }
+func init() { register("net client", front{run: runNetClient, estimate: netTime, unhooked: true}) }
 
 // runNetClient runs a net client job's one step against its server: the
 // iperf-style per-second table (unless quiet) and summary, the result

@@ -21,7 +21,7 @@ func init() { register("rados bench", front{run: eachStep(radosBench), estimate:
 // radosBench runs st as rados bench does: its start lines, per-second
 // table and summary in rados bench's words, or its JSON document alone on
 // stdout.
-func radosBench(ctx context.Context, st step.Step, out IO) error {
+func radosBench(ctx context.Context, st step.Step, hooks step.Hooks, out IO) error {
 	opts := st.Front.RadosBench
 	if opts == nil {
 		return engine.Usagef("%s: no rados bench options", st.Name)
@@ -36,7 +36,7 @@ func radosBench(ctx context.Context, st step.Step, out IO) error {
 	}
 	w := st.Workload
 	var prefix string
-	so := step.Output{Live: out.Live, Opened: func(s engine.Session) metrics.Subscriber {
+	so := step.Output{Live: out.Live, Hooks: hooks, Opened: func(s engine.Session) metrics.Subscriber {
 		if rs, ok := s.(*rados.Session); ok {
 			prefix = rs.Prefix()
 		}

@@ -24,14 +24,14 @@ func init() {
 
 // rbdBench runs st as rbd bench does: its start line, per-second table
 // and closing lines, then the summary with latency percentiles.
-func rbdBench(ctx context.Context, st step.Step, out IO) error {
+func rbdBench(ctx context.Context, st step.Step, hooks step.Hooks, out IO) error {
 	opts := st.Front.RBDBench
 	if opts == nil {
 		return engine.Usagef("%s: no rbd bench options", st.Name)
 	}
 	w := st.Workload
 	pattern := map[spec.Pattern]string{spec.Sequential: "sequential", spec.Random: "random"}[w.Pattern]
-	so := step.Output{Live: out.Live, Opened: func(engine.Session) metrics.Subscriber {
+	so := step.Output{Live: out.Live, Hooks: hooks, Opened: func(engine.Session) metrics.Subscriber {
 		cephtext.RBDStart(out.Stdout, opts.IOType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)
 		return cephtext.NewRBDProgress(out.Stdout).Tick
 	}}

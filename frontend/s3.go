@@ -149,8 +149,8 @@ func (b *s3Bencher) run(ctx context.Context, phases []step.Step, prepare int64) 
 			return err
 		}
 	}
-	for _, p := range phases {
-		res, err := b.phase(ctx, p)
+	for i, p := range phases {
+		res, err := b.phase(ctx, p, b.out.hooks(i))
 		if err != nil {
 			return err
 		}
@@ -195,14 +195,16 @@ func (b *s3Bencher) heading(p step.Step) string {
 
 // phase runs phase p through the runner for its duration, or until it
 // has nothing left to do, printing a row a second unless quiet, then
-// saves and prints its result.
-func (b *s3Bencher) phase(ctx context.Context, p step.Step) (*result.Result, error) {
+// saves and prints its result. Its gate opens once the session and the
+// phase's objects are there: every phase runs on the one session, each
+// taking the gate of its own.
+func (b *s3Bencher) phase(ctx context.Context, p step.Step, hooks step.Hooks) (*result.Result, error) {
 	switch p.Front.S3.Phase {
 	case "put", "mixed": // bounded by the command line's objects, if at all
 	default:
 		p.Workload.Objects = b.objs.Count()
 	}
-	out := step.Output{Summary: b.out.Stdout, Heading: b.heading(p), Live: b.out.Live}
+	out := step.Output{Summary: b.out.Stdout, Heading: b.heading(p), Live: b.out.Live, Hooks: hooks}
 	if !b.quiet {
 		out.Progress = b.out.Stdout
 	}

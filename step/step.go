@@ -70,6 +70,26 @@ type Output struct {
 	SoFar func(*runner.Outcome)
 	// Live, if set, draws a live progress line.
 	Live *Live
+	Hooks
+}
+
+// Hooks let a caller follow a step beyond what it prints: how an agent
+// holds the step for a coordinator's start and streams its ticks and
+// result. The zero Hooks does nothing.
+type Hooks struct {
+	// Gate, if set, is called once the session is open and laid out
+	// and just before the run starts, so that no measured I/O happens
+	// before it returns. An error ends the step there: the session is
+	// closed (removing what it created) and the step returns
+	// ErrInterrupted if ctx ended, that error otherwise.
+	Gate func(ctx context.Context) error
+	// Tick, if set, receives every interval of the run, after the tick
+	// log and the table (metrics.Subscriber's contract).
+	Tick metrics.Subscriber
+	// Result, if set, gets the step's result once it is made and saved,
+	// an interrupted step's too; it is not called for a step that made
+	// none.
+	Result func(*result.Result)
 }
 
 // Live is a live progress line on a terminal, for a step run as a part of
@@ -122,20 +142,14 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	if opts.Seed == 0 {
 		opts.Seed = uint64(time.Now().UnixNano())
 	}
-	var ticks *result.TickLog
-	if st.Save != "" {
-		// First in line: a second is on disk before it is printed.
-		var err error
-		if ticks, err = result.CreateTickLog(result.TickLogPath(st.Save), time.Now()); err != nil {
-			return nil, errors.Join(fmt.Errorf("%s: the tick log: %w", st.Name, err), closeSess())
-		}
-		opts.Subscribers = append(opts.Subscribers, ticks.Tick)
-	}
-	opts.Subscribers = append(opts.Subscribers, out.subscribers(sess, st)...)
+	subscribers := out.subscribers(sess, st)
 	if out.Live != nil {
 		live := out.Live.Line(st)
-		opts.Subscribers = append(opts.Subscribers, live.Tick)
+		subscribers = append(subscribers, live.Tick)
 		defer live.Clear()
+	}
+	if out.Tick != nil {
+		subscribers = append(subscribers, out.Tick)
 	}
 
 	reporter, onCluster := sess.(engine.ClusterReporter)
@@ -146,6 +160,29 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		state.Before, stateErr = reporter.ClusterSnapshot()
 	}
 	disks := watchDisks(&st.Workload)
+	notRun := func(err error) (*result.Result, error) {
+		disks.stop()
+		return nil, errors.Join(fmt.Errorf("%s: %w", st.Name, err), closeSess())
+	}
+	if out.Gate != nil {
+		if err := out.Gate(ctx); err != nil {
+			if ctx.Err() != nil {
+				err = ErrInterrupted
+			}
+			return notRun(err)
+		}
+	}
+	// Made after the gate, so that its start is the run's.
+	var ticks *result.TickLog
+	if st.Save != "" {
+		// First in line: a second is on disk before it is printed.
+		var err error
+		if ticks, err = result.CreateTickLog(result.TickLogPath(st.Save), time.Now()); err != nil {
+			return notRun(fmt.Errorf("the tick log: %w", err))
+		}
+		opts.Subscribers = append(opts.Subscribers, ticks.Tick)
+	}
+	opts.Subscribers = append(opts.Subscribers, subscribers...)
 	outcome, runErr := runner.Run(ctx, sess, &st.Workload, opts)
 	if onCluster {
 		var err error
@@ -169,10 +206,17 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	res.Disks = disks.stop()
 	res.Plan = st.Plan
 	res.Notes = append(append(append([]string{}, st.Notes...), res.Notes...), notes(sess, stateErr, closeErr)...)
+	var saveErr error
 	if st.Save != "" {
 		if err := errors.Join(res.Attach(ticks), res.Save(st.Save)); err != nil {
-			return res, fmt.Errorf("saving the result: %w", err)
+			saveErr = fmt.Errorf("saving the result: %w", err)
 		}
+	}
+	if out.Result != nil {
+		out.Result(res)
+	}
+	if saveErr != nil {
+		return res, saveErr
 	}
 	if out.Summary != nil {
 		report.Summary(out.Summary, res)

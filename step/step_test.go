@@ -2,6 +2,7 @@ package step
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	_ "github.com/cephbench/cephbench/engine/file"
 	_ "github.com/cephbench/cephbench/engine/null"
 	"github.com/cephbench/cephbench/internal/jsontest"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -105,5 +107,57 @@ func TestLiveLineIsDrawnAndCleared(t *testing.T) {
 	}
 	if !strings.Contains(live.String(), "[1/2] a-plan-step null") || !strings.HasSuffix(live.String(), "\r\x1b[K") {
 		t.Errorf("live line %q", live.String())
+	}
+}
+
+// The gate holds the run until it returns, with the target already laid
+// out; the tick hook sees every second and the result hook the result,
+// as saved.
+func TestHooksHoldTheRunAndFollowIt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	st := Step{Name: "gated", Save: filepath.Join(dir, "r.json"), Workload: spec.Workload{
+		Target: spec.Target{Scheme: "file", Location: path}, Pattern: spec.Random, BlockSize: 4096, FileSize: 1 << 20,
+		Workers: 1, QueueDepth: 1, Duration: spec.Duration(2 * time.Second),
+	}}
+	var opened time.Time
+	var ticks int
+	var got *result.Result
+	hooks := Hooks{
+		Gate: func(ctx context.Context) error {
+			if fi, err := os.Stat(path); err != nil || fi.Size() != 1<<20 {
+				t.Errorf("at the gate the target is %v, %v; want it laid out", fi, err)
+			}
+			opened = time.Now()
+			wait := time.NewTimer(200 * time.Millisecond) // as a coordinator's start time would
+			defer wait.Stop()
+			select {
+			case <-wait.C:
+			case <-ctx.Done():
+			}
+			return nil
+		},
+		Tick:   func(metrics.Tick) { ticks++ },
+		Result: func(r *result.Result) { got = r },
+	}
+	res, err := Run(context.Background(), st, Output{Hooks: hooks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Start.Before(opened.Add(200 * time.Millisecond)) {
+		t.Errorf("the run started %s after the gate was called, before it returned", res.Start.Sub(opened))
+	}
+	if ticks != 2 || got != res || res.TickLog == "" {
+		t.Errorf("%d ticks, result hook got %p; want 2 ticks and the saved result %p (tick log %q)", ticks, got, res, res.TickLog)
+	}
+
+	refused := errors.New("no start")
+	hooks.Gate = func(context.Context) error { return refused }
+	got = nil
+	if _, err := Run(context.Background(), st, Output{Hooks: hooks}); !errors.Is(err, refused) || got != nil {
+		t.Errorf("a gate that refuses: %v, result %v; want its error and no result", err, got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 { // the first run's result and tick log
+		t.Errorf("a step refused at its gate left %v", entries)
 	}
 }
