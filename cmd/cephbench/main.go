@@ -36,7 +36,7 @@ func main() {
 			}
 		}
 	}()
-	env := cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, StdoutTerminal: isTerminal(os.Stdout), StderrTerminal: isTerminal(os.Stderr)}
+	env := cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, StdoutTerminal: isTerminal(os.Stdout), StderrTerminal: isTerminal(os.Stderr)}
 	os.Exit(cli.Main(ctx, env, os.Args[1:]))
 }
 

@@ -31,6 +31,8 @@ const (
 
 // Env is the process environment of one CLI invocation.
 type Env struct {
+	// Stdin is what the agent reads its jobs from; nil is nothing.
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// StdoutTerminal and StderrTerminal say whether each goes to a
 	// terminal: a live progress line is drawn only on one.
@@ -169,5 +171,6 @@ directory; no cluster is needed.`,
 	root.AddCommand(newDiskCmd(env))
 	root.AddCommand(newPlansCmd(env), newCleanupCmd(env), newCompareCmd(env), newReportCmd(env))
 	root.AddCommand(newMergeCmd(env))
+	root.AddCommand(newAgentCmd(env))
 	return root
 }
