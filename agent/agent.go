@@ -76,12 +76,15 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	defer close(quit)
 	go a.read(in, msgs, readErr, quit)
 
+	// The job's done is sent here, once its goroutine has ended, so
+	// that a coordinator that read it finds the agent free for the next.
 	var job *running
 	var jobDone <-chan struct{}
 	stopJob := func(cause error) {
 		if job != nil {
 			job.cancel(cause)
 			<-job.done
+			a.send(&Done{})
 		}
 	}
 	for {
@@ -113,6 +116,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 				a.diag("a %s message is not for an agent: ignored", m.Type())
 			}
 		case <-jobDone:
+			a.send(&Done{})
 			job, jobDone = nil, nil
 		case err := <-readErr:
 			if errors.Is(err, io.EOF) {
@@ -199,7 +203,7 @@ func (a *agent) read(in io.Reader, msgs chan<- Message, readErr chan<- error, qu
 type running struct {
 	cancel context.CancelCauseFunc
 	starts chan time.Time // the start times sent, one per ready, in order
-	done   chan struct{}  // closed once the job has sent its done
+	done   chan struct{}  // closed once the job has ended and sent all but its done
 }
 
 // start runs m's job in its own goroutine.
@@ -214,9 +218,8 @@ func (a *agent) start(ctx context.Context, m *Job) *running {
 	return r
 }
 
-// run runs m's job to its end and sends its error, if any, and done.
+// run runs m's job to its end and sends its error, if any.
 func (a *agent) run(ctx context.Context, m *Job, starts <-chan time.Time) {
-	defer a.send(&Done{})
 	if !m.Deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, m.Deadline.Sub(a.opts.Now()), errDeadline)
