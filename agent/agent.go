@@ -66,7 +66,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	defer lose(nil)
 	a := &agent{opts: opts, enc: NewEncoder(out), lose: lose}
 	defer a.close()
-	if !a.send(&Hello{Version: result.Version, Protocol: Protocol, Histogram: Histograms(), Host: opts.Host}) {
+	if !a.send(&Hello{Version: result.Version, Protocol: Protocol, Histogram: metrics.StandardHistogram(), Host: opts.Host}) {
 		return context.Cause(ctx)
 	}
 

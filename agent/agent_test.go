@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/cephbench/cephbench/engine/file"
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
@@ -168,7 +169,7 @@ func wantNothingIn(t *testing.T, dir, what string) {
 
 func TestHelloSaysWhoItIsAndHowItMeasures(t *testing.T) {
 	_, hello := serveAgent(t, Options{Host: "client-3"})
-	want := Hello{Version: result.Version, Protocol: 1, Histogram: Histograms(), Host: "client-3"}
+	want := Hello{Version: result.Version, Protocol: 1, Histogram: metrics.StandardHistogram(), Host: "client-3"}
 	if *hello != want {
 		t.Errorf("hello %+v, want %+v", *hello, want)
 	}

@@ -43,25 +43,10 @@ type Message interface {
 // sends a job, since results of another version or histogram settings do
 // not merge.
 type Hello struct {
-	Version   string            `json:"version"`
-	Protocol  int               `json:"protocol"`
-	Histogram HistogramSettings `json:"histogram"`
-	Host      string            `json:"host"`
-}
-
-// HistogramSettings are the range and precision of the latency
-// histograms: histograms add up only when these are equal.
-type HistogramSettings struct {
-	LowestNs           int64 `json:"lowest_ns"`
-	HighestNs          int64 `json:"highest_ns"`
-	SignificantFigures int64 `json:"significant_figures"`
-}
-
-// Histograms are the settings of this build's histograms
-// (metrics.NewHistogram).
-func Histograms() HistogramSettings {
-	h := metrics.NewHistogram()
-	return HistogramSettings{LowestNs: h.LowestTrackableValue(), HighestNs: h.HighestTrackableValue(), SignificantFigures: h.SignificantFigures()}
+	Version   string                    `json:"version"`
+	Protocol  int                       `json:"protocol"`
+	Histogram metrics.HistogramSettings `json:"histogram"`
+	Host      string                    `json:"host"`
 }
 
 // Ready says that step Step of the job (its index in Job.Steps) has its

@@ -23,7 +23,7 @@ import (
 func TestMessagesRoundTripOneALine(t *testing.T) {
 	at := time.Date(2026, 12, 1, 19, 0, 0, 123456789, time.UTC)
 	sent := []Message{
-		&Hello{Version: "1.2.3", Protocol: Protocol, Histogram: Histograms(), Host: "client-7"},
+		&Hello{Version: "1.2.3", Protocol: Protocol, Histogram: metrics.StandardHistogram(), Host: "client-7"},
 		&Ready{Step: 2},
 		&Error{Message: "bad block size", Usage: true},
 		&Pong{Sent: at, AgentNs: at.UnixNano() + 5},
@@ -61,13 +61,6 @@ func TestMessagesRoundTripOneALine(t *testing.T) {
 	}
 	if _, err := dec.Decode(); err != io.EOF {
 		t.Errorf("after the last message: %v, want io.EOF", err)
-	}
-}
-
-func TestHelloStatesTheHistogramSettings(t *testing.T) {
-	h := Histograms()
-	if h.LowestNs != 1 || h.HighestNs != int64(time.Hour) || h.SignificantFigures != 3 {
-		t.Errorf("histogram settings %+v, want 1 ns to an hour at 3 figures", h)
 	}
 }
 
