@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(util-linux e2fsprogs mount fio jq g++ iperf3 iproute2 python3 chromium
-  ceph-mon ceph-mgr ceph-osd ceph-mds radosgw ceph-common ceph-fuse fuse librados-dev libradospp-dev librbd-dev libcephfs-dev uuid-runtime)
+  ceph-mon ceph-mgr ceph-osd ceph-mds radosgw ceph-common ceph-fuse fuse librados-dev libradospp-dev librbd-dev libcephfs-dev uuid-runtime
+  openssh-client openssh-server)
 
 missing=()
 for p in "${packages[@]}"; do
