@@ -1,0 +1,228 @@
+package multihost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cephbench/cephbench/agent"
+	"github.com/cephbench/cephbench/engine"
+	_ "github.com/cephbench/cephbench/engine/dirobj"
+	_ "github.com/cephbench/cephbench/engine/null"
+	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
+)
+
+// fakeHost is an agent served in-process over pipes, as a host's would be
+// over ssh.
+type fakeHost struct {
+	Host
+	agentIn  *io.PipeReader // the agent's stdin
+	agentOut *io.PipeWriter // the agent's stdout
+	outR     *io.PipeReader
+	served   chan error
+}
+
+// kill cuts the host off as a killed agent or a lost link does: its
+// stdout breaks under the coordinator and its stdin under the agent.
+func (h *fakeHost) kill() {
+	h.agentOut.CloseWithError(errors.New("connection lost"))
+	h.agentIn.CloseWithError(errors.New("connection lost"))
+}
+
+func startAgents(t *testing.T, n int, opts func(i int) agent.Options) []*fakeHost {
+	t.Helper()
+	hosts := make([]*fakeHost, n)
+	for i := range hosts {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		o := agent.Options{Host: fmt.Sprintf("h%d", i+1)}
+		if opts != nil {
+			o = opts(i)
+		}
+		h := &fakeHost{Host: Host{Label: fmt.Sprintf("h%d", i+1), In: inW, Out: outR}, agentIn: inR, agentOut: outW, outR: outR, served: make(chan error, 1)}
+		go func() {
+			err := agent.Serve(context.Background(), inR, outW, o)
+			outW.Close()
+			h.served <- err
+		}()
+		hosts[i] = h
+	}
+	t.Cleanup(func() {
+		for _, h := range hosts {
+			// As a transport's close does: nothing more is read from
+			// the agent, nor sent to it.
+			h.In.Close()
+			h.outR.Close()
+			select {
+			case <-h.served:
+			case <-time.After(10 * time.Second):
+				t.Errorf("agent %s still serving", h.Label)
+			}
+		}
+	})
+	return hosts
+}
+
+func hostsOf(fs []*fakeHost) []Host {
+	hs := make([]Host, len(fs))
+	for i, f := range fs {
+		hs[i] = f.Host
+	}
+	return hs
+}
+
+func benchJob(w spec.Workload) frontend.Job {
+	return frontend.Job{Command: "bench", Steps: []step.Step{{Name: "many", Workload: w, Front: step.Front{Command: "bench"}}}}
+}
+
+func nullWorkload(d time.Duration) spec.Workload {
+	return spec.Workload{
+		Target: spec.Target{Scheme: "null"}, Pattern: spec.Random, ReadPercent: 100, BlockSize: 4096,
+		Workers: 1, QueueDepth: 4, Duration: spec.Duration(d),
+	}
+}
+
+func histogram(t *testing.T, enc string) *hdr.Histogram {
+	t.Helper()
+	h, err := hdr.Decode([]byte(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Four hosts run one job together: the merged result's ops are the sum
+// of the hosts', its percentiles those of their histograms added, and
+// the merged seconds add up to the merged result.
+func TestFourHostsMergeExactly(t *testing.T) {
+	hosts := startAgents(t, 4, nil)
+	var mu sync.Mutex
+	var seconds []metrics.Tick
+	out, err := Run(context.Background(), benchJob(nullWorkload(2*time.Second)), hostsOf(hosts), Options{
+		Ticks: func(tk metrics.Tick) { mu.Lock(); seconds = append(seconds, tk); mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != 1 {
+		t.Fatalf("%d results; want 1", len(out.Results))
+	}
+	m := out.Results[0]
+	if len(m.Hosts) != 4 {
+		t.Fatalf("the merged result holds %d hosts' results", len(m.Hosts))
+	}
+	var sum int64
+	added := metrics.NewHistogram()
+	for _, h := range m.Hosts {
+		sum += h.Ops["read"].Ops
+		added.Merge(histogram(t, h.Histograms["read"]))
+	}
+	if got := m.Ops["read"].Ops; got != sum || sum == 0 {
+		t.Errorf("merged %d reads; the hosts made %d", got, sum)
+	}
+	for _, q := range []float64{50, 99, 99.9} {
+		if got, want := m.Ops["read"].Latency.Percentiles.At(q), added.ValueAtQuantile(q); got != want {
+			t.Errorf("merged p%g %d ns; the hosts' histograms added give %d", q, got, want)
+		}
+	}
+	var ticked int64
+	for _, s := range seconds {
+		ticked += s.Kinds["read"].Ops
+	}
+	if len(seconds) != 2 || ticked != sum {
+		t.Errorf("%d merged seconds of %d reads; want 2 of %d", len(seconds), ticked, sum)
+	}
+}
+
+// A host whose cephbench is another version, or whose clock is off, is
+// refused before any I/O, in one line naming it.
+func TestHostsThatCannotMergeAreRefused(t *testing.T) {
+	skewed := startAgents(t, 2, func(i int) agent.Options {
+		o := agent.Options{Host: fmt.Sprintf("h%d", i+1)}
+		if i == 1 {
+			o.Now = func() time.Time { return time.Now().Add(300 * time.Millisecond) }
+		}
+		return o
+	})
+	_, err := Run(context.Background(), benchJob(nullWorkload(time.Second)), hostsOf(skewed), Options{})
+	if !engine.IsUsage(err) || !strings.Contains(err.Error(), "host h2") || !strings.Contains(err.Error(), "clock") {
+		t.Errorf("a host 300 ms ahead: %v; want a usage error naming h2's clock", err)
+	}
+
+	// An agent of another version says so in its hello.
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() {
+		agent.NewEncoder(outW).Encode(agent.Hello{Version: "0.0.1", Protocol: agent.Protocol, Histogram: metrics.StandardHistogram(), Host: "old"})
+		io.Copy(io.Discard, inR)
+		outW.Close()
+	}()
+	_, err = Run(context.Background(), benchJob(nullWorkload(time.Second)), []Host{{Label: "old", In: inW, Out: outR}}, Options{})
+	if !engine.IsUsage(err) || !strings.Contains(err.Error(), "host old") || !strings.Contains(err.Error(), "0.0.1") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("an old agent: %v; want one usage line naming the host and its version", err)
+	}
+}
+
+// A host lost mid-run stops the run on every host: the others' I/O stops
+// and what they wrote is removed, what they measured is kept as a partial
+// result, and the error names the lost host.
+func TestALostHostStopsEveryHost(t *testing.T) {
+	dir := t.TempDir()
+	hosts := startAgents(t, 3, nil)
+	w := spec.Workload{
+		Target: spec.Target{Scheme: "dirobj", Location: dir}, Pattern: spec.Random, BlockSize: 4096, ObjectSize: 64 << 10,
+		Objects: 16, Workers: 1, QueueDepth: 2, Duration: spec.Duration(30 * time.Second),
+	}
+	time.AfterFunc(2*time.Second, hosts[1].kill)
+	began := time.Now()
+	out, err := Run(context.Background(), benchJob(w), hostsOf(hosts), Options{})
+	if err == nil || !strings.Contains(err.Error(), "host h2") {
+		t.Fatalf("a lost host: %v; want an error naming h2", err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the run went on %s after h2 was lost", took)
+	}
+	if out == nil || len(out.Results) != 1 || !out.Results[0].Interrupted || out.Results[0].Ops["write"].Ops == 0 {
+		t.Fatalf("outcome %+v; want the partial result of what was measured", out)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Errorf("the hosts left %v in %s", entries, filepath.Base(dir))
+	}
+}
+
+// Ctrl-C on the coordinator stops every host and keeps what they measured.
+func TestInterruptingTheCoordinatorStopsEveryHost(t *testing.T) {
+	hosts := startAgents(t, 2, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	out, err := Run(ctx, benchJob(nullWorkload(time.Minute)), hostsOf(hosts), Options{})
+	if !errors.Is(err, step.ErrInterrupted) {
+		t.Fatalf("interrupted: %v", err)
+	}
+	if out == nil || len(out.Results) != 1 || out.Results[0].Ops["read"].Ops == 0 || len(out.Results[0].Hosts) != 2 {
+		t.Fatalf("outcome %+v; want both hosts' partial results merged", out)
+	}
+	for _, h := range hosts {
+		h.In.Close()
+		select {
+		case <-h.served:
+		case <-time.After(5 * time.Second):
+			t.Errorf("agent %s still running after the stop", h.Label)
+		}
+		h.served <- nil // for the cleanup's wait
+	}
+}
+
