@@ -229,11 +229,11 @@ type run struct {
 	steps  int
 	events chan event
 
-	ready    map[int]int              // per step, the hosts ready
+	ready    map[int]int               // per step, the hosts ready
 	seconds  map[[2]int][]metrics.Tick // per step and second, the hosts' ticks
-	done     int                      // hosts whose job ended
-	running  []bool                   // hosts started on a step whose result has not come
-	heard    []time.Time              // when each host last said something, or was started
+	done     int                       // hosts whose job ended
+	running  []bool                    // hosts started on a step whose result has not come
+	heard    []time.Time               // when each host last said something, or was started
 	stopping bool
 }
 

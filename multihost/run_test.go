@@ -225,4 +225,3 @@ func TestInterruptingTheCoordinatorStopsEveryHost(t *testing.T) {
 		h.served <- nil // for the cleanup's wait
 	}
 }
-
