@@ -25,6 +25,10 @@ type Host struct {
 	Label string
 	In    io.WriteCloser
 	Out   io.Reader
+	// Ended, if set, says why Out ended once it has: the transport's own
+	// error (ssh could not log in, the remote program was not found), or
+	// nil when it ended cleanly.
+	Ended func() error
 }
 
 // Options are how a run spans its hosts. The zero value takes the
@@ -163,6 +167,11 @@ func checkIn(ctx context.Context, links []*link, j frontend.Job, opts Options) e
 func (l *link) checkIn(opts Options) error {
 	m, err := l.dec.Decode()
 	if err != nil {
+		if l.host.Ended != nil {
+			if why := l.host.Ended(); why != nil {
+				return why
+			}
+		}
 		return l.errorf("no hello from its agent: %v", err)
 	}
 	hello, ok := m.(*agent.Hello)

@@ -120,6 +120,7 @@ func newBenchCmd(env Env) *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "text", "text, or json (only the JSON result on stdout; progress goes to stderr)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the JSON result here (default: under --results)")
 	resultsFlag(cmd.Flags(), &results)
+	env.hosts.register(cmd.Flags())
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no per-second table")
 	return cmd
 }

@@ -50,6 +50,8 @@ type Env struct {
 	// parsed, if set, receives the job a command line asks for instead
 	// of running it: how a plan reads its steps.
 	parsed *frontend.Job
+	// hosts are the flags that run a command's job on other hosts.
+	hosts *hostFlags
 }
 
 func (env Env) getenv(key string) string {
@@ -86,6 +88,9 @@ func (env Env) run(ctx context.Context, j frontend.Job) error {
 	if env.parsed != nil {
 		*env.parsed = j
 		return nil
+	}
+	if env.hosts.given() {
+		return env.runOnHosts(ctx, j)
 	}
 	return ranErr(frontend.Run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr, Live: env.live}))
 }
@@ -161,6 +166,7 @@ directory; no cluster is needed.`,
 		SilenceErrors: true,
 		Version:       result.Version,
 	}
+	env.hosts = &hostFlags{}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })

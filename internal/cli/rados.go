@@ -163,6 +163,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 	fl.Int64Var(&maxObjects, "max-objects", 0, "stop a write after this many objects")
 	fl.StringVarP(&format, "format", "f", "plain", "plain, json or json-pretty (rados bench's keys)")
 	resultsFlag(fl, &results)
+	env.hosts.register(fl)
 	return cmd
 }
 

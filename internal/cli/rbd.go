@@ -102,6 +102,7 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 	fl.Var(&f.opTimeout, "op-timeout", "fail (and count) an op that takes longer than this")
 	fl.Lookup("op-timeout").DefValue = "60s" // zero leaves it to Connect's default
 	resultsFlag(fl, &f.results)
+	env.hosts.register(fl)
 	return cmd
 }
 

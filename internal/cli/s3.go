@@ -208,6 +208,7 @@ removes them), and never anything else.`,
 	fl.BoolVar(&f.keep, "keep", false, "leave the objects written (and a record of them) for --get --objects 0 and s3 cleanup")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-second tables")
 	resultsFlag(fl, &f.results)
+	env.hosts.register(fl)
 	return cmd
 }
 

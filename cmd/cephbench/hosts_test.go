@@ -1,0 +1,117 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cephbench/cephbench/internal/sshtest"
+	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/result"
+)
+
+// onHosts runs the coordinator with args on hosts through the fleet's
+// ssh_config, the agents being the binary remote, and returns its exit
+// code and output.
+func onHosts(t *testing.T, bin, remote string, fleet *sshtest.Fleet, hosts []string, args ...string) (int, string) {
+	t.Helper()
+	args = append(args, "--hosts", strings.Join(hosts, ","), "--ssh-config", fleet.ConfigFile, "--remote-cephbench", remote)
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(out)
+}
+
+// wantMergedExactly checks a merged result against its hosts' own: ops
+// added, and p50, p99 and p99.9 those of the hosts' histograms added.
+func wantMergedExactly(t *testing.T, path string, hosts int, kind string) {
+	t.Helper()
+	m, err := result.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Hosts) != hosts {
+		t.Fatalf("the merged result holds %d hosts' results; want %d", len(m.Hosts), hosts)
+	}
+	var sum int64
+	added := metrics.NewHistogram()
+	for _, h := range m.Hosts {
+		sum += h.Ops[kind].Ops
+		hh, err := hdr.Decode([]byte(h.Histograms[kind]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		added.Merge(hh)
+	}
+	if got := m.Ops[kind].Ops; got != sum || sum == 0 {
+		t.Errorf("merged %d %s ops; the hosts made %d", got, kind, sum)
+	}
+	for _, q := range []float64{50, 99, 99.9} {
+		if got, want := m.Ops[kind].Latency.Percentiles.At(q), added.ValueAtQuantile(q); got != want {
+			t.Errorf("merged p%g %d ns; the hosts' histograms added give %d", q, got, want)
+		}
+	}
+	if len(m.Series) == 0 {
+		t.Error("the merged result has no seconds")
+	}
+}
+
+// Four hosts behind real sshd, reached with the operator's kind of ssh
+// setup (a config, a key, known_hosts): a null and a file run each merge
+// into one exact result, and the file run leaves nothing on any host.
+func TestFourHostsOverSSH(t *testing.T) {
+	fleet := sshtest.Start(t, 4)
+	dir, bin := build(t)
+	hosts := fleet.Aliases()
+
+	out := filepath.Join(dir, "null.json")
+	code, text := onHosts(t, bin, bin, fleet, hosts, "bench", "--target", "null://", "--iodepth", "16", "--duration", "2s", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, text)
+	}
+	wantMergedExactly(t, out, 4, "read")
+
+	data := t.TempDir()
+	out = filepath.Join(dir, "file.json")
+	code, text = onHosts(t, bin, bin, fleet, hosts, "bench", "--target", data, "--rw", "randrw", "--size", "4M", "--duration", "2s", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, text)
+	}
+	wantMergedExactly(t, out, 4, "write")
+	if entries, _ := os.ReadDir(data); len(entries) != 0 {
+		t.Errorf("the hosts left %d files in the shared directory", len(entries))
+	}
+}
+
+// A host whose key is not known, or whose cephbench is another version,
+// is refused in one line naming it, and nothing runs.
+func TestHostsRefusedOverSSH(t *testing.T) {
+	fleet := sshtest.Start(t, 2)
+	dir, bin := build(t)
+	unknown := fleet.AddUnknown(t)
+
+	code, text := onHosts(t, bin, bin, fleet, []string{"host1", unknown.Alias}, "bench", "--target", "null://", "--duration", "1s", "--results", dir)
+	if code == 0 || !strings.Contains(text, unknown.Alias) || !strings.Contains(text, "Host key verification failed") || strings.Count(strings.TrimSpace(text), "\n") > 0 {
+		t.Errorf("an unknown host key: exit %d\n%s", code, text)
+	}
+
+	old := filepath.Join(dir, "cephbench-old")
+	if b, err := exec.Command("go", "build", "-ldflags", "-X github.com/cephbench/cephbench/result.Version=0.0.1-old", "-o", old, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	code, text = onHosts(t, bin, old, fleet, []string{"host1", "host2"}, "bench", "--target", "null://", "--duration", "1s", "--results", dir)
+	if code != 2 || !strings.Contains(text, "host host1") || !strings.Contains(text, "0.0.1-old") {
+		t.Errorf("an older cephbench on the hosts: exit %d\n%s", code, text)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(entries) != 0 {
+		t.Errorf("a refused run saved %v", entries)
+	}
+}

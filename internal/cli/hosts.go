@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/multihost"
+	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/transport/ssh"
+)
+
+// hostFlags are the flags that run a command's job on other hosts, each
+// through its own agent reached over ssh.
+type hostFlags struct {
+	list, file, sshConfig, remote string
+	maxSkew                       time.Duration
+}
+
+func (h *hostFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&h.list, "hosts", "", "run on these client hosts at once, over ssh: h1,h2,... (results merged exactly)")
+	fl.StringVar(&h.file, "hostfile", "", "run on the client hosts listed in this file, one a line")
+	fl.StringVar(&h.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F; default: the user's)")
+	fl.StringVar(&h.remote, "remote-cephbench", "cephbench", "the cephbench program on the hosts")
+	fl.DurationVar(&h.maxSkew, "max-clock-skew", multihost.DefaultMaxSkew, "refuse a host whose clock is further than this from this host's")
+}
+
+func (h *hostFlags) given() bool { return h != nil && (h.list != "" || h.file != "") }
+
+var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// runOnHosts runs j on the hosts of the flags at once, printing the merged
+// seconds and the merged result of each step, saved where the step says.
+func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
+	h := env.hosts
+	names, err := ssh.Hosts(h.list, env.path(h.file))
+	if err != nil {
+		return err
+	}
+	hosts := make([]multihost.Host, len(names))
+	for i, name := range names {
+		s, err := ssh.Start(ctx, name, []string{h.remote, "agent", "--stdio"}, ssh.Options{ConfigFile: env.path(h.sshConfig)})
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		hosts[i] = multihost.Host{Label: unsafeLabel.ReplaceAllString(name, "-"), In: s.Stdin(), Out: s.Stdout(), Ended: s.Wait}
+	}
+	text := env.Stdout
+	if j.Format == "json" {
+		text = env.Stderr
+	}
+	opts := multihost.Options{MaxSkew: h.maxSkew}
+	var table metrics.Subscriber
+	opts.Ticks = func(t metrics.Tick) {
+		// Said once every host has checked in and the run is on: a host
+		// refused before gives its one line alone.
+		if table == nil {
+			fmt.Fprintf(text, "%s on %d hosts: %s\n", j.Command, len(names), strings.Join(names, ", "))
+			table = func(metrics.Tick) {}
+			if !j.Quiet {
+				table = report.NewProgress(text).Tick
+			}
+		}
+		table(t)
+	}
+	out, runErr := multihost.Run(ctx, j, hosts, opts)
+	if out != nil {
+		for k, res := range out.Results {
+			save := j.Steps[k].Save
+			if save != "" {
+				if err := res.SaveWithIntervals(save, out.Intervals[k]); err != nil {
+					return fmt.Errorf("saving the merged result: %w", err)
+				}
+			}
+			report.Summary(text, res)
+			if save != "" {
+				fmt.Fprintf(text, "  result saved to %s\n", save)
+			}
+		}
+	}
+	return ranErr(runErr)
+}
