@@ -409,31 +409,7 @@ type windowRates struct{ iops, bw metrics.Stats }
 // and returns the merged intervals and each kind's rates over those every
 // host contributed to.
 func addSeries(runs []HostRun) ([]result.Interval, map[string]windowRates, error) {
-	base, _ := measured(runs[0].Result)
-	for _, run := range runs[1:] {
-		f, _ := measured(run.Result)
-		base = minTime(base, f)
-	}
-	type part struct {
-		run   int
-		shift float64 // seconds
-		in    *result.Interval
-	}
-	buckets := map[int][]part{}
-	for i, run := range runs {
-		f, _ := measured(run.Result)
-		shift := math.Round(f.Sub(base).Seconds())
-		for k := range run.Intervals {
-			b := k + int(shift)
-			buckets[b] = append(buckets[b], part{i, shift, &run.Intervals[k]})
-		}
-	}
-	order := make([]int, 0, len(buckets))
-	for b := range buckets {
-		order = append(order, b)
-	}
-	slices.Sort(order)
-
+	buckets, order := secondsOnOneClock(runs)
 	type tally struct {
 		ops, bytes float64
 		dur        float64
@@ -447,49 +423,12 @@ func addSeries(runs []HostRun) ([]result.Interval, map[string]windowRates, error
 	}
 	merged := make([]result.Interval, 0, len(order))
 	for _, b := range order {
-		parts := buckets[b]
-		in := result.Interval{Second: metrics.Second{Kinds: map[string]metrics.KindSecond{}}, Histograms: map[string]string{}}
-		hosts := map[int]bool{}
-		sums := map[string]*hdr.Histogram{}
-		for _, p := range parts {
-			hosts[p.run] = true
-			in.T = max(in.T, p.in.T+p.shift)
-			in.Dur = max(in.Dur, p.in.Dur)
-			for kind, ks := range p.in.Kinds {
-				t := in.Kinds[kind]
-				t.Ops += ks.Ops
-				t.Bytes += ks.Bytes
-				t.Errors += ks.Errors
-				if ks.Ops > 0 {
-					t.LastNs = ks.LastNs
-				}
-				in.Kinds[kind] = t
-				enc := p.in.Histograms[kind]
-				if enc == "" {
-					return nil, nil, fmt.Errorf("%s: its %s second at %gs has no histogram to add", runs[p.run].Name, kind, p.in.T)
-				}
-				h, err := hdr.Decode([]byte(enc))
-				if err != nil {
-					return nil, nil, fmt.Errorf("%s: its %s second at %gs: %w", runs[p.run].Name, kind, p.in.T, err)
-				}
-				if sums[kind] == nil {
-					sums[kind] = h
-				} else {
-					sums[kind].Merge(h)
-				}
-			}
-		}
-		for kind, h := range sums {
-			t := in.Kinds[kind]
-			in.Kinds[kind] = metrics.NewKindSecond(t.Ops, t.Bytes, t.Errors, t.LastNs, h)
-			enc, err := h.EncodeV2()
-			if err != nil {
-				return nil, nil, fmt.Errorf("encoding the merged %s second at %gs: %w", kind, in.T, err)
-			}
-			in.Histograms[kind] = string(enc)
+		in, hosts, err := addSecond(runs, buckets[b])
+		if err != nil {
+			return nil, nil, err
 		}
 		merged = append(merged, in)
-		if len(hosts) < len(runs) {
+		if hosts < len(runs) {
 			continue // not every host ran this second: outside the window
 		}
 		for kind, t := range tallies {
@@ -513,4 +452,83 @@ func addSeries(runs []HostRun) ([]result.Interval, map[string]windowRates, error
 		rates[kind] = wr
 	}
 	return merged, rates, nil
+}
+
+// secondPart is one host's second among those added into one.
+type secondPart struct {
+	run   int
+	shift float64 // seconds from the host's start to the earliest host's
+	in    *result.Interval
+}
+
+// secondsOnOneClock puts the hosts' seconds into buckets by their place
+// on the earliest host's clock, whole seconds apart, and returns the
+// buckets' keys in order.
+func secondsOnOneClock(runs []HostRun) (map[int][]secondPart, []int) {
+	base, _ := measured(runs[0].Result)
+	for _, run := range runs[1:] {
+		f, _ := measured(run.Result)
+		base = minTime(base, f)
+	}
+	buckets := map[int][]secondPart{}
+	for i, run := range runs {
+		f, _ := measured(run.Result)
+		shift := math.Round(f.Sub(base).Seconds())
+		for k := range run.Intervals {
+			b := k + int(shift)
+			buckets[b] = append(buckets[b], secondPart{i, shift, &run.Intervals[k]})
+		}
+	}
+	order := make([]int, 0, len(buckets))
+	for b := range buckets {
+		order = append(order, b)
+	}
+	slices.Sort(order)
+	return buckets, order
+}
+
+// addSecond adds the hosts' seconds of one bucket into one, and says how
+// many hosts it holds.
+func addSecond(runs []HostRun, parts []secondPart) (result.Interval, int, error) {
+	in := result.Interval{Second: metrics.Second{Kinds: map[string]metrics.KindSecond{}}, Histograms: map[string]string{}}
+	hosts := map[int]bool{}
+	sums := map[string]*hdr.Histogram{}
+	for _, p := range parts {
+		hosts[p.run] = true
+		in.T = max(in.T, p.in.T+p.shift)
+		in.Dur = max(in.Dur, p.in.Dur)
+		for kind, ks := range p.in.Kinds {
+			t := in.Kinds[kind]
+			t.Ops += ks.Ops
+			t.Bytes += ks.Bytes
+			t.Errors += ks.Errors
+			if ks.Ops > 0 {
+				t.LastNs = ks.LastNs
+			}
+			in.Kinds[kind] = t
+			enc := p.in.Histograms[kind]
+			if enc == "" {
+				return in, 0, fmt.Errorf("%s: its %s second at %gs has no histogram to add", runs[p.run].Name, kind, p.in.T)
+			}
+			h, err := hdr.Decode([]byte(enc))
+			if err != nil {
+				return in, 0, fmt.Errorf("%s: its %s second at %gs: %w", runs[p.run].Name, kind, p.in.T, err)
+			}
+			if sums[kind] == nil {
+				sums[kind] = h
+			} else {
+				sums[kind].Merge(h)
+			}
+		}
+	}
+	for kind, h := range sums {
+		t := in.Kinds[kind]
+		in.Kinds[kind] = metrics.NewKindSecond(t.Ops, t.Bytes, t.Errors, t.LastNs, h)
+		enc, err := h.EncodeV2()
+		if err != nil {
+			return in, 0, fmt.Errorf("encoding the merged %s second at %gs: %w", kind, in.T, err)
+		}
+		in.Histograms[kind] = string(enc)
+	}
+	return in, len(hosts), nil
 }

@@ -85,7 +85,7 @@ type event struct {
 // results into one per step. A host that fails, goes silent or is refused
 // stops the run on every host: what was measured is kept in the outcome
 // and the error names the host. ctx ending stops every host likewise and
-// returns step.ErrInterrupted with the outcome.
+// returns step.ErrInterrupted with the outcome. The outcome is never nil.
 func Run(ctx context.Context, j frontend.Job, hosts []Host, opts Options) (*Outcome, error) {
 	opts = opts.withDefaults()
 	links := make([]*link, len(hosts))
@@ -98,7 +98,7 @@ func Run(ctx context.Context, j frontend.Job, hosts []Host, opts Options) (*Outc
 		}
 	}()
 	if err := checkIn(ctx, links, j, opts); err != nil {
-		return nil, err
+		return &Outcome{}, err
 	}
 	r := &run{links: links, opts: opts, steps: len(j.Steps), events: make(chan event, 64*len(links))}
 	for i, l := range links {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -33,8 +32,6 @@ func (h *hostFlags) register(fl *pflag.FlagSet) {
 
 func (h *hostFlags) given() bool { return h != nil && (h.list != "" || h.file != "") }
 
-var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // runOnHosts runs j on the hosts of the flags at once, printing the merged
 // seconds and the merged result of each step, saved where the step says.
 func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
@@ -43,15 +40,11 @@ func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
 	if err != nil {
 		return err
 	}
-	hosts := make([]multihost.Host, len(names))
-	for i, name := range names {
-		s, err := ssh.Start(ctx, name, []string{h.remote, "agent", "--stdio"}, ssh.Options{ConfigFile: env.path(h.sshConfig)})
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		hosts[i] = multihost.Host{Label: unsafeLabel.ReplaceAllString(name, "-"), In: s.Stdin(), Out: s.Stdout(), Ended: s.Wait}
+	hosts, closeAll, err := multihost.OverSSH(ctx, names, []string{h.remote, "agent", "--stdio"}, ssh.Options{ConfigFile: env.path(h.sshConfig)})
+	if err != nil {
+		return err
 	}
+	defer closeAll()
 	text := env.Stdout
 	if j.Format == "json" {
 		text = env.Stderr
@@ -71,18 +64,16 @@ func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
 		table(t)
 	}
 	out, runErr := multihost.Run(ctx, j, hosts, opts)
-	if out != nil {
-		for k, res := range out.Results {
-			save := j.Steps[k].Save
-			if save != "" {
-				if err := res.SaveWithIntervals(save, out.Intervals[k]); err != nil {
-					return fmt.Errorf("saving the merged result: %w", err)
-				}
+	for k, res := range out.Results {
+		save := j.Steps[k].Save
+		if save != "" {
+			if err := res.SaveWithIntervals(save, out.Intervals[k]); err != nil {
+				return fmt.Errorf("saving the merged result: %w", err)
 			}
-			report.Summary(text, res)
-			if save != "" {
-				fmt.Fprintf(text, "  result saved to %s\n", save)
-			}
+		}
+		report.Summary(text, res)
+		if save != "" {
+			fmt.Fprintf(text, "  result saved to %s\n", save)
 		}
 	}
 	return ranErr(runErr)

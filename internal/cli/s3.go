@@ -2,10 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +9,6 @@ import (
 	cbs3 "github.com/cephbench/cephbench/engine/s3"
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/spec"
-	"github.com/cephbench/cephbench/step"
 )
 
 // s3Flags are the connection options of the s3 commands.
@@ -71,7 +66,7 @@ func (f *s3Flags) target(arg string, getenv func(string) string) (spec.Target, c
 		t.Profile = f.profile
 	}
 	creds := cbs3.Credentials{AccessKey: f.accessKey, SecretKey: f.secretKey}
-	return spec.Target{Scheme: "s3", Location: t.Location()}, creds, nil
+	return spec.Target{Scheme: cbs3.Scheme, Location: t.Location()}, creds, nil
 }
 
 func newS3Cmd(env Env) *cobra.Command {
@@ -92,64 +87,13 @@ in that order. Keys never appear in the output or the results.`,
 	return cmd
 }
 
-// s3MixKinds are the kinds --mixed takes, in the order its phase lists
-// them.
-var s3MixKinds = []string{"put", "get", "delete", "list", "stat"}
-
-// parseS3Mix parses --mixed: "get=45,put=15,delete=10,list=5,stat=25",
-// percentages of put, get, delete, list and stat that sum to 100. The
-// shares come back by kind, put always among them: a mixed phase puts
-// when there is nothing to get, stat or delete.
-func parseS3Mix(s string) (map[string]int, error) {
-	for part := range strings.SplitSeq(s, ",") {
-		name, _, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok || !slices.Contains(s3MixKinds, name) {
-			return nil, usagef("invalid --mixed %q: want KIND=PERCENT,... with kinds get, put, delete, list, stat", s)
-		}
-	}
-	shares, err := spec.OpMix(s).Shares()
-	if err != nil {
-		return nil, usagef("invalid --mixed %q: %v", s, err)
-	}
-	m := map[string]int{"put": 0}
-	for _, sh := range shares {
-		m[sh.Kind] = sh.Percent
-	}
-	return m, nil
-}
-
-// s3Phase is one measured step of s3 bench.
-type s3Phase struct {
-	name string // put, get, list, delete or mixed
-	// share is the percentage of the ops of each kind the phase does; a
-	// single-kind phase stops when it runs out of objects.
-	share map[string]int
-}
-
-// mix is the phase's op mix, in the order of s3MixKinds.
-func (p s3Phase) mix() spec.OpMix {
-	var parts []string
-	for _, k := range s3MixKinds {
-		if n, ok := p.share[k]; ok {
-			parts = append(parts, k+"="+strconv.Itoa(n))
-		}
-	}
-	return spec.OpMix(strings.Join(parts, ","))
-}
-
 type s3BenchFlags struct {
-	put, get, del, list bool
-	mixed               string
-	objSize             spec.Size
-	objects             int64
-	concurrent          int
-	duration            spec.Duration
-	keep, quiet         bool
-	results             string
+	req     frontend.S3BenchRequest
+	results string
 }
 
 func newS3BenchCmd(env Env, cf *s3Flags) *cobra.Command {
-	f := s3BenchFlags{objSize: 4 << 20, duration: spec.Duration(60 * time.Second)}
+	f := s3BenchFlags{req: frontend.S3BenchRequest{ObjectSize: 4 << 20, Duration: spec.Duration(60 * time.Second)}}
 	cmd := &cobra.Command{
 		Use:   "bench [--put] [--get] [--list] [--delete] [--mixed SHARES] [--obj-size 4M] [--objects N] [--concurrent 16] [--duration 60s] s3://BUCKET[/PREFIX]",
 		Short: "Put, get, list, delete or a mix of them, with latency percentiles and get time to first byte",
@@ -175,111 +119,38 @@ removes them), and never anything else.`,
   cephbench s3 bench --put --keep --duration 30s s3://bench/data && cephbench s3 bench --get --objects 0 s3://bench/data`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			phases, err := f.phases()
-			if err != nil {
+			if err := f.req.Check(); err != nil {
 				return err
 			}
 			target, creds, err := cf.target(args[0], env.getenv)
 			if err != nil {
 				return err
 			}
-			limit := int64(0)
-			if cmd.Flags().Changed("objects") {
-				limit = f.objects
-			}
-			j := f.job(phases, target, limit, env.path(f.results))
-			j.S3.SizeGiven = j.S3.Kept && cmd.Flags().Changed("obj-size")
-			if creds != (cbs3.Credentials{}) {
-				j.S3.Credentials = &creds
+			r := f.req
+			r.Target, r.Credentials, r.RunDir = target, creds, stamped(env.path(f.results), "s3-bench")
+			r.ObjectsGiven, r.SizeGiven = cmd.Flags().Changed("objects"), cmd.Flags().Changed("obj-size")
+			j, err := frontend.S3BenchJob(r)
+			if err != nil {
+				return err
 			}
 			return env.run(cmd.Context(), j)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.put, "put", false, "a phase of puts of new objects")
-	fl.BoolVar(&f.get, "get", false, "a phase of gets of objects at random, verified")
-	fl.BoolVar(&f.list, "list", false, "a phase of list requests (up to 1000 keys each)")
-	fl.BoolVar(&f.del, "delete", false, "a phase of deletes, until every object is deleted")
-	fl.StringVar(&f.mixed, "mixed", "", "one phase of ops at these percentages, e.g. get=45,put=15,delete=10,list=5,stat=25")
-	fl.Var(&f.objSize, "obj-size", "object size")
-	fl.Int64Var(&f.objects, "objects", 100, "objects put first, unmeasured, for gets, lists, deletes or a mix without --put; given with --put, the most it puts; 0: read what a --put --keep left")
-	fl.IntVar(&f.concurrent, "concurrent", 16, "ops in flight")
-	fl.Var(&f.duration, "duration", "how long each phase runs")
-	fl.BoolVar(&f.keep, "keep", false, "leave the objects written (and a record of them) for --get --objects 0 and s3 cleanup")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-second tables")
+	fl.BoolVar(&f.req.Put, "put", false, "a phase of puts of new objects")
+	fl.BoolVar(&f.req.Get, "get", false, "a phase of gets of objects at random, verified")
+	fl.BoolVar(&f.req.List, "list", false, "a phase of list requests (up to 1000 keys each)")
+	fl.BoolVar(&f.req.Delete, "delete", false, "a phase of deletes, until every object is deleted")
+	fl.StringVar(&f.req.Mixed, "mixed", "", "one phase of ops at these percentages, e.g. get=45,put=15,delete=10,list=5,stat=25")
+	fl.Var(&f.req.ObjectSize, "obj-size", "object size")
+	fl.Int64Var(&f.req.Objects, "objects", 100, "objects put first, unmeasured, for gets, lists, deletes or a mix without --put; given with --put, the most it puts; 0: read what a --put --keep left")
+	fl.IntVar(&f.req.Concurrent, "concurrent", 16, "ops in flight")
+	fl.Var(&f.req.Duration, "duration", "how long each phase runs")
+	fl.BoolVar(&f.req.Keep, "keep", false, "leave the objects written (and a record of them) for --get --objects 0 and s3 cleanup")
+	fl.BoolVarP(&f.req.Quiet, "quiet", "q", false, "no per-second tables")
 	resultsFlag(fl, &f.results)
 	env.hosts.register(fl)
 	return cmd
-}
-
-// phases checks the flags and returns the phases they ask for, in order.
-func (f *s3BenchFlags) phases() ([]s3Phase, error) {
-	var phases []s3Phase
-	single := func(on bool, name string) {
-		if on {
-			phases = append(phases, s3Phase{name: name, share: map[string]int{name: 100}})
-		}
-	}
-	single(f.put, "put")
-	single(f.get, "get")
-	single(f.list, "list")
-	single(f.del, "delete")
-	if f.mixed != "" {
-		if len(phases) > 0 {
-			return nil, usagef("--mixed is a phase of its own: give it without --put, --get, --list or --delete")
-		}
-		mix, err := parseS3Mix(f.mixed)
-		if err != nil {
-			return nil, err
-		}
-		phases = append(phases, s3Phase{name: "mixed", share: mix})
-	}
-	switch {
-	case len(phases) == 0:
-		return nil, usagef("nothing to do: give --put, --get, --list, --delete or --mixed")
-	case f.concurrent < 1 || f.concurrent > 4096:
-		return nil, usagef("invalid --concurrent %d (want 1 to 4096)", f.concurrent)
-	case f.duration <= 0:
-		return nil, usagef("--duration must be positive")
-	case f.objSize <= 0 || f.objSize > 1<<30:
-		return nil, usagef("invalid --obj-size %s (want more than 0, at most 1G)", f.objSize)
-	case f.objects < 0:
-		return nil, usagef("invalid --objects %d", f.objects)
-	case f.objects == 0 && (f.put || f.del || f.mixed != ""):
-		return nil, usagef("--objects 0 reads the objects of an earlier --put --keep: only with --get and --list")
-	case f.keep && (f.del || f.mixed != ""):
-		return nil, usagef("--keep keeps what a run put: not with --delete or --mixed, which remove objects")
-	case f.objects == 0 && f.keep:
-		return nil, usagef("--objects 0 writes nothing to keep")
-	}
-	return phases, nil
-}
-
-// job is the s3 bench job of phases on target, saving into a folder of
-// its own under results; limit bounds a put phase's objects (0: none).
-func (f *s3BenchFlags) job(phases []s3Phase, target spec.Target, limit int64, results string) frontend.Job {
-	opts := &frontend.S3Bench{Kept: f.objects == 0, Results: stamped(results, "s3-bench")}
-	// --objects 0 reads kept objects; a put phase first makes its own.
-	if phases[0].name != "put" {
-		opts.Prepare = f.objects
-	}
-	j := frontend.Job{Command: "s3 bench", Quiet: f.quiet, S3: opts}
-	for i, p := range phases {
-		w := spec.Workload{
-			Name: "s3-" + p.name, Target: target, Pattern: spec.Random, Mix: p.mix(),
-			ReadPercent: p.share["get"] + p.share["list"] + p.share["stat"],
-			BlockSize:   f.objSize, Workers: f.concurrent, QueueDepth: 1,
-			Duration: f.duration, Verify: p.share["get"] > 0, Keep: f.keep,
-		}
-		if p.name == "put" {
-			w.Pattern, w.Objects = spec.Sequential, limit
-		}
-		j.Steps = append(j.Steps, step.Step{
-			Name: w.Name, Workload: w, Save: filepath.Join(opts.Results, fmt.Sprintf("%02d-s3-%s.json", i+1, p.name)),
-			Front: step.Front{Command: j.Command, S3: &step.S3{Phase: p.name}},
-		})
-	}
-	return j
 }
 
 func newS3CleanupCmd(env Env, cf *s3Flags) *cobra.Command {

@@ -1,0 +1,34 @@
+package multihost
+
+import (
+	"context"
+	"regexp"
+
+	"github.com/cephbench/cephbench/transport/ssh"
+)
+
+var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// OverSSH starts agent, the agent's command line, on each of the hosts
+// names with the system's ssh, and returns them as the run's hosts, each
+// labelled by its name made safe for a file name, and closeAll, which
+// ends every ssh (and so every agent's stdin). An ssh that cannot start
+// is the error; one that cannot log in says so when its host is read.
+func OverSSH(ctx context.Context, names, agent []string, opts ssh.Options) (hosts []Host, closeAll func(), err error) {
+	var sessions []*ssh.Session
+	closeAll = func() {
+		for _, s := range sessions {
+			s.Close()
+		}
+	}
+	for _, name := range names {
+		s, err := ssh.Start(ctx, name, agent, opts)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		sessions = append(sessions, s)
+		hosts = append(hosts, Host{Label: unsafeLabel.ReplaceAllString(name, "-"), In: s.Stdin(), Out: s.Stdout(), Ended: s.Wait})
+	}
+	return hosts, closeAll, nil
+}
