@@ -12,7 +12,7 @@ import (
 
 // build builds the binary into a temporary folder, and skips the test in
 // -short mode.
-func build(t *testing.T) (dir, bin string) {
+func build(t testing.TB) (dir, bin string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
