@@ -88,14 +88,15 @@ func TestALastLineWithoutNewlineIsAMessage(t *testing.T) {
 	}
 }
 
-// runTicks runs a null workload of a few intervals of mixed reads and
+// runTicks runs a null workload of a score of intervals (a loaded machine
+// still ticks a few times) of mixed reads and
 // writes and returns its ticks as the subscribers saw them, each with a
 // copy of its histograms.
 func runTicks(t *testing.T) []metrics.Tick {
 	t.Helper()
 	w := spec.Workload{
 		Target: spec.Target{Scheme: "null"}, Pattern: spec.Random, BlockSize: 4096, ReadPercent: 70,
-		Workers: 2, QueueDepth: 4, Duration: spec.Duration(250 * time.Millisecond), FileSize: 1 << 20,
+		Workers: 2, QueueDepth: 4, Duration: spec.Duration(time.Second), FileSize: 1 << 20,
 	}
 	if err := w.Validate(); err != nil {
 		t.Fatal(err)
