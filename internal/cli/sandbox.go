@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cephbench/cephbench/internal/shellword"
 	"github.com/cephbench/cephbench/sandbox"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -93,7 +94,7 @@ logs; Ctrl-C stops the daemons and removes what was created.`,
 			if s3 := c.S3(); s3 != nil {
 				fmt.Fprintf(env.Stderr, ", S3 on %s (keys in %s)", s3.Endpoint, filepath.Join(c.Dir(), "rgw-user.json"))
 			}
-			fmt.Fprintf(env.Stderr, "\nstop it with: cephbench sandbox down --dir %s\n", shellQuote(o.Dir))
+			fmt.Fprintf(env.Stderr, "\nstop it with: cephbench sandbox down --dir %s\n", shellword.Quote(o.Dir))
 			return nil
 		},
 	}
@@ -237,14 +238,6 @@ AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Use it as
 func printExports(env Env, c *sandbox.Cluster) {
 	for _, kv := range c.Env() {
 		k, v, _ := strings.Cut(kv, "=")
-		fmt.Fprintf(env.Stdout, "export %s=%s\n", k, shellQuote(v))
+		fmt.Fprintf(env.Stdout, "export %s=%s\n", k, shellword.Quote(v))
 	}
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=+@,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

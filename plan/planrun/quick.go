@@ -15,6 +15,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/file"
+	"github.com/cephbench/cephbench/internal/shellword"
 	"github.com/cephbench/cephbench/plan"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
@@ -283,12 +284,12 @@ func quickYAML(target string, items []plan.Item) ([]byte, error) {
 			"then 4K random writes and reads of a file. (Run as a built-in, it also removes the directory if it created it.)",
 	}
 	for _, it := range items {
-		p.Steps = append(p.Steps, plan.Step{Name: it.ID, Run: shellJoin(it.Args), Requires: it.Requires})
+		p.Steps = append(p.Steps, plan.Step{Name: it.ID, Run: shellword.Join(it.Args), Requires: it.Requires})
 	}
 	if !strings.Contains(target, "://") {
-		p.Cleanup = []string{shellJoin([]string{"cleanup", "dirobj://" + target}), shellJoin([]string{"cleanup", target})}
+		p.Cleanup = []string{shellword.Join([]string{"cleanup", "dirobj://" + target}), shellword.Join([]string{"cleanup", target})}
 	} else {
-		p.Cleanup = []string{shellJoin([]string{"cleanup", target})}
+		p.Cleanup = []string{shellword.Join([]string{"cleanup", target})}
 	}
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
@@ -297,19 +298,6 @@ func quickYAML(target string, items []plan.Item) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), enc.Close()
-}
-
-// shellJoin joins args into a command line that plan.SplitArgs splits
-// back into them.
-func shellJoin(args []string) string {
-	quoted := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		quoted[i] = a
-	}
-	return strings.Join(quoted, " ")
 }
 
 // Source is the plan as YAML, as the results folder keeps it.

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 	"unicode"
+
+	"github.com/cephbench/cephbench/internal/shellword"
 )
 
 // ErrClosed is what Wait returns for a session that Close ended.
@@ -104,7 +106,7 @@ func Start(ctx context.Context, host string, argv []string, opts Options) (*Sess
 	if opts.ConfigFile != "" {
 		args = append(args, "-F", opts.ConfigFile)
 	}
-	args = append(args, "--", host, shellJoin(argv))
+	args = append(args, "--", host, shellword.Join(argv))
 
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
@@ -217,27 +219,6 @@ func checkHost(host string) error {
 		return fmt.Errorf("host %q: a host name is one word", host)
 	}
 	return nil
-}
-
-// shellJoin quotes each word of argv for a POSIX shell, which the remote
-// login shell is expected to be, and joins them with spaces.
-func shellJoin(argv []string) string {
-	words := make([]string, len(argv))
-	for i, a := range argv {
-		words[i] = shellQuote(a)
-	}
-	return strings.Join(words, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool { return !isShellSafe(r) }) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func isShellSafe(r rune) bool {
-	return r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("@%+=:,./_-", r))
 }
 
 // tail keeps the last max bytes written to it. It is written by exec's
