@@ -487,43 +487,30 @@ func secondsOnOneClock(runs []HostRun) (map[int][]secondPart, []int) {
 	return buckets, order
 }
 
-// addSecond adds the hosts' seconds of one bucket into one, and says how
-// many hosts it holds.
+// addSecond adds the hosts' seconds of one bucket into one, on the
+// earliest host's clock, and says how many hosts it holds.
 func addSecond(runs []HostRun, parts []secondPart) (result.Interval, int, error) {
-	in := result.Interval{Second: metrics.Second{Kinds: map[string]metrics.KindSecond{}}, Histograms: map[string]string{}}
 	hosts := map[int]bool{}
-	sums := map[string]*hdr.Histogram{}
-	for _, p := range parts {
+	ticks := make([]metrics.Tick, len(parts))
+	for i, p := range parts {
 		hosts[p.run] = true
-		in.T = max(in.T, p.in.T+p.shift)
-		in.Dur = max(in.Dur, p.in.Dur)
-		for kind, ks := range p.in.Kinds {
-			t := in.Kinds[kind]
-			t.Ops += ks.Ops
-			t.Bytes += ks.Bytes
-			t.Errors += ks.Errors
-			if ks.Ops > 0 {
-				t.LastNs = ks.LastNs
-			}
-			in.Kinds[kind] = t
+		ticks[i] = metrics.Tick{Second: p.in.Second, Histograms: map[string]*hdr.Histogram{}}
+		ticks[i].T += p.shift
+		for kind := range p.in.Kinds {
 			enc := p.in.Histograms[kind]
 			if enc == "" {
-				return in, 0, fmt.Errorf("%s: its %s second at %gs has no histogram to add", runs[p.run].Name, kind, p.in.T)
+				return result.Interval{}, 0, fmt.Errorf("%s: its %s second at %gs has no histogram to add", runs[p.run].Name, kind, p.in.T)
 			}
 			h, err := hdr.Decode([]byte(enc))
 			if err != nil {
-				return in, 0, fmt.Errorf("%s: its %s second at %gs: %w", runs[p.run].Name, kind, p.in.T, err)
+				return result.Interval{}, 0, fmt.Errorf("%s: its %s second at %gs: %w", runs[p.run].Name, kind, p.in.T, err)
 			}
-			if sums[kind] == nil {
-				sums[kind] = h
-			} else {
-				sums[kind].Merge(h)
-			}
+			ticks[i].Histograms[kind] = h
 		}
 	}
-	for kind, h := range sums {
-		t := in.Kinds[kind]
-		in.Kinds[kind] = metrics.NewKindSecond(t.Ops, t.Bytes, t.Errors, t.LastNs, h)
+	sum := metrics.AddTicks(ticks)
+	in := result.Interval{Second: sum.Second, Histograms: map[string]string{}}
+	for kind, h := range sum.Histograms {
 		enc, err := h.EncodeV2()
 		if err != nil {
 			return in, 0, fmt.Errorf("encoding the merged %s second at %gs: %w", kind, in.T, err)

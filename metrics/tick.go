@@ -77,3 +77,56 @@ func (s *rateStats) stats() Stats {
 	}
 	return st
 }
+
+// AddTicks is one second of several runs at once (hosts', taken on one
+// clock) from their ticks of that second: counts added, histograms added
+// (so its percentiles are those of every op of every run, never
+// averages), in-flight ops added. Its end and length are the latest and
+// longest of theirs, its last latency that of the last tick whose kind
+// did ops; a kind is Derived if any tick's is. The histograms are new:
+// the sum does not alias the ticks'.
+func AddTicks(ticks []Tick) Tick {
+	out := Tick{
+		Second:     Second{Kinds: map[string]KindSecond{}},
+		Histograms: map[string]*hdr.Histogram{},
+	}
+	last := map[string]int64{}
+	counts := map[string]KindSecond{}
+	for _, t := range ticks {
+		out.T, out.Dur = max(out.T, t.T), max(out.Dur, t.Dur)
+		out.Started += t.Started
+		out.Finished += t.Finished
+		out.InFlight += t.InFlight
+		out.InFlightBytes += t.InFlightBytes
+		out.Short = out.Short || t.Short
+		for _, d := range t.Derived {
+			if !slices.Contains(out.Derived, d) {
+				out.Derived = append(out.Derived, d)
+			}
+		}
+		for kind, ks := range t.Kinds {
+			c := counts[kind]
+			c.Ops += ks.Ops
+			c.Bytes += ks.Bytes
+			c.Errors += ks.Errors
+			counts[kind] = c
+			if ks.Ops > 0 {
+				last[kind] = ks.LastNs
+			}
+			if h := t.Histograms[kind]; h != nil {
+				if out.Histograms[kind] == nil {
+					out.Histograms[kind] = NewHistogram()
+				}
+				out.Histograms[kind].Merge(h)
+			}
+		}
+	}
+	for kind, c := range counts {
+		h := out.Histograms[kind]
+		if h == nil {
+			h = NewHistogram()
+		}
+		out.Kinds[kind] = NewKindSecond(c.Ops, c.Bytes, c.Errors, last[kind], h)
+	}
+	return out
+}

@@ -376,7 +376,7 @@ func (r *run) second(s, n int, t metrics.Tick) {
 	r.seconds[key] = append(r.seconds[key], t)
 	if len(r.seconds[key]) == len(r.links) {
 		if r.opts.Ticks != nil {
-			r.opts.Ticks(MergeTicks(r.seconds[key]))
+			r.opts.Ticks(metrics.AddTicks(r.seconds[key]))
 		}
 		delete(r.seconds, key)
 	}

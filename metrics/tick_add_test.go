@@ -1,4 +1,4 @@
-package multihost
+package metrics_test
 
 import (
 	"testing"
@@ -22,14 +22,14 @@ func hostTick(ops int64, latencies ...int64) metrics.Tick {
 
 // The merged second's counts are the hosts' added and its p99 that of
 // every op of every host, which averaging the hosts' p99s does not give.
-func TestMergedSecondAddsCountsAndHistograms(t *testing.T) {
+func TestAddedTicksAddCountsAndHistograms(t *testing.T) {
 	fast := make([]int64, 99)
 	for i := range fast {
 		fast[i] = 100_000 // 100 µs
 	}
 	a := hostTick(99, fast...)
 	b := hostTick(1, 50_000_000) // one 50 ms op
-	m := MergeTicks([]metrics.Tick{a, b})
+	m := metrics.AddTicks([]metrics.Tick{a, b})
 	r := m.Kinds["read"]
 	if r.Ops != 100 || r.Bytes != 100*4096 || r.Errors != 2 || m.Finished != 100 || m.InFlight != 4 {
 		t.Errorf("merged %d ops, %d bytes, %d errors, %d finished, %d in flight", r.Ops, r.Bytes, r.Errors, m.Finished, m.InFlight)
