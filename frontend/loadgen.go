@@ -86,7 +86,10 @@ func radosLoadGen(ctx context.Context, st step.Step, hooks step.Hooks, out IO) e
 		return cleanErr
 	}
 	if err != nil {
-		return errors.Join(err, cleanup())
+		if cleanup() == nil && ctx.Err() != nil {
+			return step.ErrInterrupted
+		}
+		return errors.Join(err, cleanErr)
 	}
 	st.Seed = seed
 	st.Notes = append([]string{loadGenNote(*cfg, prefix)}, st.Notes...)
