@@ -84,41 +84,67 @@ const windowSlack = 50 * time.Millisecond
 // results and the field that differs. MergeHosts changes none of the
 // runs.
 func MergeHosts(runs []HostRun) (*result.Result, []result.Interval, error) {
-	if len(runs) < 2 {
-		return nil, nil, fmt.Errorf("merging needs the results of at least two hosts, got %d", len(runs))
-	}
-	for _, run := range runs[1:] {
-		if err := sameStep(runs[0], run); err != nil {
+	if i := slices.IndexFunc(runs, func(r HostRun) bool { return r.Intervals == nil }); i >= 0 {
+		m, err := MergeAdded(runs, nil)
+		if err != nil {
 			return nil, nil, err
 		}
+		m.Notes = append(m.Notes, fmt.Sprintf("no per-second series: %s came without its seconds' histograms (a tick log)", runs[i].Name))
+		return m, nil, nil
+	}
+	if err := sameSteps(runs); err != nil {
+		return nil, nil, err
+	}
+	var intervals []result.Interval
+	var encodeErr error
+	names := make([]string, len(runs))
+	for i, run := range runs {
+		names[i] = run.Name
+	}
+	series := NewSeriesAdder(names, shifts(runs), func(t metrics.Tick) {
+		in, err := encodeInterval(t)
+		encodeErr = cmp.Or(encodeErr, err)
+		intervals = append(intervals, in)
+	})
+	if err := addIntervals(runs, series); err != nil {
+		return nil, nil, err
+	}
+	series.Close()
+	if encodeErr != nil {
+		return nil, nil, encodeErr
+	}
+	m, err := MergeAdded(runs, series)
+	return m, intervals, err
+}
+
+// MergeAdded is MergeHosts for runs whose seconds series added as they
+// came (their Intervals are not read), as a coordinator adds its hosts'
+// ticks during the run; series nil leaves the merged result without a
+// series, its rates the sums of the hosts' own. The rates are those of
+// series' first window; its Windows, when a host was lost, are the
+// result's.
+func MergeAdded(runs []HostRun, series *SeriesAdder) (*result.Result, error) {
+	if err := sameSteps(runs); err != nil {
+		return nil, err
 	}
 	m := mergedShell(runs)
 	hists, err := addHistograms(runs, m)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	from, to, notes := window(runs)
 	m.ElapsedSeconds = max(to.Sub(from).Seconds(), 0)
-	var intervals []result.Interval
-	var rates map[string]windowRates
-	if i := slices.IndexFunc(runs, func(r HostRun) bool { return r.Intervals == nil }); i < 0 {
-		if intervals, rates, err = addSeries(runs); err != nil {
-			return nil, nil, err
-		}
-		m.Series = make([]metrics.Second, len(intervals))
-		for i, in := range intervals {
-			m.Series[i] = in.Second
-		}
-	} else {
-		notes = append(notes, fmt.Sprintf("no per-second series: %s came without its seconds' histograms (a tick log)", runs[i].Name))
+	if series != nil {
+		m.Series = slices.Clone(series.Series())
+		m.Windows = series.Windows()
 	}
 	for kind, h := range hists {
 		s := m.Ops[kind]
 		s.Latency = metrics.LatencyOf(h)
-		if wr, ok := rates[kind]; ok {
-			s.IOPS, s.BandwidthBps = wr.iops, wr.bw
+		s.IOPS, s.BandwidthBps = metrics.Stats{}, metrics.Stats{}
+		if iops, bw, ok := series.firstWindowRates(kind); ok {
+			s.IOPS, s.BandwidthBps = iops, bw
 		} else {
-			s.IOPS, s.BandwidthBps = metrics.Stats{}, metrics.Stats{}
 			for _, run := range runs {
 				s.IOPS.Mean += run.Result.Ops[kind].IOPS.Mean
 				s.BandwidthBps.Mean += run.Result.Ops[kind].BandwidthBps.Mean
@@ -134,7 +160,21 @@ func MergeHosts(runs []HostRun) (*result.Result, []result.Interval, error) {
 		}
 	}
 	m.Notes = append([]string{fmt.Sprintf("merged from %d hosts' results: %s", len(runs), strings.Join(names, ", "))}, notes...)
-	return m, intervals, nil
+	return m, nil
+}
+
+// sameSteps reports the first of runs that is not the same step as the
+// first, or too few runs to merge.
+func sameSteps(runs []HostRun) error {
+	if len(runs) < 2 {
+		return fmt.Errorf("merging needs the results of at least two hosts, got %d", len(runs))
+	}
+	for _, run := range runs[1:] {
+		if err := sameStep(runs[0], run); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sameStep reports how b is not the same step as a, naming both and the
@@ -401,121 +441,75 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-// windowRates are an op kind's rates over the seconds every host
-// contributed to.
-type windowRates struct{ iops, bw metrics.Stats }
-
-// addSeries adds the hosts' intervals second by second (see MergeHosts)
-// and returns the merged intervals and each kind's rates over those every
-// host contributed to.
-func addSeries(runs []HostRun) ([]result.Interval, map[string]windowRates, error) {
-	buckets, order := secondsOnOneClock(runs)
-	type tally struct {
-		ops, bytes float64
-		dur        float64
-		iops, bw   []float64
-	}
-	tallies := map[string]*tally{}
-	for _, run := range runs {
-		for kind := range run.Result.Ops {
-			tallies[kind] = &tally{}
-		}
-	}
-	merged := make([]result.Interval, 0, len(order))
-	for _, b := range order {
-		in, hosts, err := addSecond(runs, buckets[b])
-		if err != nil {
-			return nil, nil, err
-		}
-		merged = append(merged, in)
-		if hosts < len(runs) {
-			continue // not every host ran this second: outside the window
-		}
-		for kind, t := range tallies {
-			ks := in.Kinds[kind]
-			t.ops += float64(ks.Ops)
-			t.bytes += float64(ks.Bytes)
-			t.dur += in.Dur
-			if in.Dur >= 0.5 { // as a run's own: a short final second is noise
-				t.iops = append(t.iops, float64(ks.Ops)/in.Dur)
-				t.bw = append(t.bw, float64(ks.Bytes)/in.Dur)
-			}
-		}
-	}
-	rates := map[string]windowRates{}
-	for kind, t := range tallies {
-		if t.dur == 0 {
-			continue
-		}
-		wr := windowRates{iops: metrics.StatsOf(t.iops), bw: metrics.StatsOf(t.bw)}
-		wr.iops.Mean, wr.bw.Mean = t.ops/t.dur, t.bytes/t.dur
-		rates[kind] = wr
-	}
-	return merged, rates, nil
-}
-
-// secondPart is one host's second among those added into one.
-type secondPart struct {
-	run   int
-	shift float64 // seconds from the host's start to the earliest host's
-	in    *result.Interval
-}
-
-// secondsOnOneClock puts the hosts' seconds into buckets by their place
-// on the earliest host's clock, whole seconds apart, and returns the
-// buckets' keys in order.
-func secondsOnOneClock(runs []HostRun) (map[int][]secondPart, []int) {
+// shifts is, per run, how many whole seconds its start is from the
+// earliest run's, rounded to the nearest: its k-th second is added into
+// the merged second nearest it.
+func shifts(runs []HostRun) []int {
 	base, _ := measured(runs[0].Result)
 	for _, run := range runs[1:] {
 		f, _ := measured(run.Result)
 		base = minTime(base, f)
 	}
-	buckets := map[int][]secondPart{}
+	out := make([]int, len(runs))
 	for i, run := range runs {
 		f, _ := measured(run.Result)
-		shift := math.Round(f.Sub(base).Seconds())
-		for k := range run.Intervals {
-			b := k + int(shift)
-			buckets[b] = append(buckets[b], secondPart{i, shift, &run.Intervals[k]})
-		}
+		out[i] = int(math.Round(f.Sub(base).Seconds()))
 	}
-	order := make([]int, 0, len(buckets))
-	for b := range buckets {
-		order = append(order, b)
-	}
-	slices.Sort(order)
-	return buckets, order
+	return out
 }
 
-// addSecond adds the hosts' seconds of one bucket into one, on the
-// earliest host's clock, and says how many hosts it holds.
-func addSecond(runs []HostRun, parts []secondPart) (result.Interval, int, error) {
-	hosts := map[int]bool{}
-	ticks := make([]metrics.Tick, len(parts))
-	for i, p := range parts {
-		hosts[p.run] = true
-		ticks[i] = metrics.Tick{Second: p.in.Second, Histograms: map[string]*hdr.Histogram{}}
-		ticks[i].T += p.shift
-		for kind := range p.in.Kinds {
-			enc := p.in.Histograms[kind]
-			if enc == "" {
-				return result.Interval{}, 0, fmt.Errorf("%s: its %s second at %gs has no histogram to add", runs[p.run].Name, kind, p.in.T)
+// addIntervals adds the runs' intervals into series, merged second by
+// merged second, so that it holds the sum of one second at a time.
+func addIntervals(runs []HostRun, series *SeriesAdder) error {
+	last := 0
+	for i, run := range runs {
+		last = max(last, series.shift[i]+len(run.Intervals))
+	}
+	for b := range last {
+		for i, run := range runs {
+			k := b - series.shift[i]
+			if k < 0 || k >= len(run.Intervals) {
+				continue
 			}
-			h, err := hdr.Decode([]byte(enc))
+			t, err := decodeInterval(run.Intervals[k])
 			if err != nil {
-				return result.Interval{}, 0, fmt.Errorf("%s: its %s second at %gs: %w", runs[p.run].Name, kind, p.in.T, err)
+				return fmt.Errorf("%s: %w", run.Name, err)
 			}
-			ticks[i].Histograms[kind] = h
+			series.Add(i, t)
+			if k == len(run.Intervals)-1 {
+				series.End(i)
+			}
 		}
 	}
-	sum := metrics.AddTicks(ticks)
-	in := result.Interval{Second: sum.Second, Histograms: map[string]string{}}
-	for kind, h := range sum.Histograms {
+	return nil
+}
+
+// decodeInterval is in as a tick, its histograms decoded.
+func decodeInterval(in result.Interval) (metrics.Tick, error) {
+	t := metrics.Tick{Second: in.Second, Histograms: make(map[string]*hdr.Histogram, len(in.Kinds))}
+	for kind := range in.Kinds {
+		enc := in.Histograms[kind]
+		if enc == "" {
+			return t, fmt.Errorf("its %s second at %gs has no histogram to add", kind, in.T)
+		}
+		h, err := hdr.Decode([]byte(enc))
+		if err != nil {
+			return t, fmt.Errorf("its %s second at %gs: %w", kind, in.T, err)
+		}
+		t.Histograms[kind] = h
+	}
+	return t, nil
+}
+
+// encodeInterval is t as an interval, its histograms encoded.
+func encodeInterval(t metrics.Tick) (result.Interval, error) {
+	in := result.Interval{Second: t.Second, Histograms: map[string]string{}}
+	for kind, h := range t.Histograms {
 		enc, err := h.EncodeV2()
 		if err != nil {
-			return in, 0, fmt.Errorf("encoding the merged %s second at %gs: %w", kind, in.T, err)
+			return in, fmt.Errorf("encoding the merged %s second at %gs: %w", kind, in.T, err)
 		}
 		in.Histograms[kind] = string(enc)
 	}
-	return in, len(hosts), nil
+	return in, nil
 }

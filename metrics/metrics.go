@@ -42,6 +42,11 @@ func SettingsOf(h *hdr.Histogram) HistogramSettings {
 	return HistogramSettings{LowestNs: h.LowestTrackableValue(), HighestNs: h.HighestTrackableValue(), SignificantFigures: h.SignificantFigures()}
 }
 
+// SettingsOfPacked reads a sparse histogram's settings.
+func SettingsOfPacked(h *hdr.PackedHistogram) HistogramSettings {
+	return HistogramSettings{LowestNs: h.LowestTrackableValue(), HighestNs: h.HighestTrackableValue(), SignificantFigures: h.SignificantFigures()}
+}
+
 // ReportedPercentiles are the latency percentiles every summary reports.
 var ReportedPercentiles = []float64{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99}
 

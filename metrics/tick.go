@@ -86,47 +86,115 @@ func (s *rateStats) stats() Stats {
 // did ops; a kind is Derived if any tick's is. The histograms are new:
 // the sum does not alias the ticks'.
 func AddTicks(ticks []Tick) Tick {
-	out := Tick{
-		Second:     Second{Kinds: map[string]KindSecond{}},
-		Histograms: map[string]*hdr.Histogram{},
-	}
-	last := map[string]int64{}
-	counts := map[string]KindSecond{}
+	var s TickSum
 	for _, t := range ticks {
-		out.T, out.Dur = max(out.T, t.T), max(out.Dur, t.Dur)
-		out.Started += t.Started
-		out.Finished += t.Finished
-		out.InFlight += t.InFlight
-		out.InFlightBytes += t.InFlightBytes
-		out.Short = out.Short || t.Short
-		for _, d := range t.Derived {
-			if !slices.Contains(out.Derived, d) {
-				out.Derived = append(out.Derived, d)
-			}
-		}
-		for kind, ks := range t.Kinds {
-			c := counts[kind]
-			c.Ops += ks.Ops
-			c.Bytes += ks.Bytes
-			c.Errors += ks.Errors
-			counts[kind] = c
-			if ks.Ops > 0 {
-				last[kind] = ks.LastNs
-			}
-			if h := t.Histograms[kind]; h != nil {
-				if out.Histograms[kind] == nil {
-					out.Histograms[kind] = NewHistogram()
-				}
-				out.Histograms[kind].Merge(h)
-			}
+		s.Add(t)
+	}
+	return s.Sum()
+}
+
+// TickSum adds ticks one at a time into the one AddTicks returns, so that
+// a sum of many hosts' seconds holds one histogram per kind however many
+// ticks it takes, and reuses them from one sum to the next (Reset). The
+// zero value is an empty sum. It is not safe for concurrent use.
+type TickSum struct {
+	t      Tick
+	last   map[string]int64
+	counts map[string]KindSecond
+	spare  map[string]*hdr.Histogram // histograms of an earlier sum, reset
+	n      int
+}
+
+// Add adds t; it keeps nothing of t's.
+func (s *TickSum) Add(t Tick) {
+	if s.counts == nil {
+		s.t = Tick{Second: Second{Kinds: map[string]KindSecond{}}, Histograms: map[string]*hdr.Histogram{}}
+		s.last, s.counts = map[string]int64{}, map[string]KindSecond{}
+	}
+	s.n++
+	out := &s.t
+	out.T, out.Dur = max(out.T, t.T), max(out.Dur, t.Dur)
+	out.Started += t.Started
+	out.Finished += t.Finished
+	out.InFlight += t.InFlight
+	out.InFlightBytes += t.InFlightBytes
+	out.Short = out.Short || t.Short
+	for _, d := range t.Derived {
+		if !slices.Contains(out.Derived, d) {
+			out.Derived = append(out.Derived, d)
 		}
 	}
-	for kind, c := range counts {
-		h := out.Histograms[kind]
-		if h == nil {
+	for kind, ks := range t.Kinds {
+		c := s.counts[kind]
+		c.Ops += ks.Ops
+		c.Bytes += ks.Bytes
+		c.Errors += ks.Errors
+		s.counts[kind] = c
+		if ks.Ops > 0 {
+			s.last[kind] = ks.LastNs
+		}
+		if h := t.Histograms[kind]; h != nil {
+			s.histogram(kind).Merge(h)
+		}
+	}
+}
+
+// AddPacked adds t, whose latencies are not in t.Histograms but in hists
+// (per kind, sparse, as a tick decoded from the wire has them): a
+// second of many hosts is added without a dense histogram per host.
+func (s *TickSum) AddPacked(t Tick, hists map[string]*hdr.PackedHistogram) {
+	t.Histograms = nil
+	s.Add(t)
+	for kind, h := range hists {
+		h.MergeInto(s.histogram(kind))
+	}
+}
+
+// Ticks is how many ticks were added since the sum was made or reset.
+func (s *TickSum) Ticks() int { return s.n }
+
+// histogram is kind's histogram in the sum, made or taken from the spares
+// on first use.
+func (s *TickSum) histogram(kind string) *hdr.Histogram {
+	h := s.t.Histograms[kind]
+	if h == nil {
+		if h = s.spare[kind]; h != nil {
+			delete(s.spare, kind)
+		} else {
 			h = NewHistogram()
 		}
-		out.Kinds[kind] = NewKindSecond(c.Ops, c.Bytes, c.Errors, last[kind], h)
+		s.t.Histograms[kind] = h
 	}
-	return out
+	return h
+}
+
+// Sum is the ticks added, as AddTicks has it. Its histograms are the
+// sum's own: they stay valid until the next Reset.
+func (s *TickSum) Sum() Tick {
+	if s.counts == nil {
+		return Tick{Second: Second{Kinds: map[string]KindSecond{}}, Histograms: map[string]*hdr.Histogram{}}
+	}
+	for kind, c := range s.counts {
+		s.t.Kinds[kind] = NewKindSecond(c.Ops, c.Bytes, c.Errors, s.last[kind], s.histogram(kind))
+	}
+	return s.t
+}
+
+// Reset empties the sum for the next one, keeping its histograms for
+// reuse.
+func (s *TickSum) Reset() {
+	if s.counts == nil {
+		return
+	}
+	if s.spare == nil {
+		s.spare = map[string]*hdr.Histogram{}
+	}
+	for kind, h := range s.t.Histograms {
+		h.Reset()
+		s.spare[kind] = h
+	}
+	s.t = Tick{Second: Second{Kinds: map[string]KindSecond{}}, Histograms: map[string]*hdr.Histogram{}}
+	clear(s.last)
+	clear(s.counts)
+	s.n = 0
 }

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"reflect"
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -45,5 +46,26 @@ func TestAddedTicksAddCountsAndHistograms(t *testing.T) {
 	}
 	if m.Histograms["read"] == a.Histograms["read"] || a.Histograms["read"].TotalCount() != 99 {
 		t.Error("the merge changed or aliased a host's histogram")
+	}
+}
+
+// A sum reused for the next second carries nothing of the last one over:
+// it equals a fresh sum of its own ticks.
+func TestATickSumResetForTheNextSecondStartsEmpty(t *testing.T) {
+	var s metrics.TickSum
+	s.Add(hostTick(3, 50_000_000, 60_000_000, 70_000_000))
+	s.Add(hostTick(1, 1_000))
+	first := s.Sum().Histograms["read"]
+	s.Reset()
+	next := []metrics.Tick{hostTick(2, 2_000, 3_000), hostTick(1, 4_000)}
+	for _, tk := range next {
+		s.Add(tk)
+	}
+	got, want := s.Sum(), metrics.AddTicks(next)
+	if s.Ticks() != 2 || !reflect.DeepEqual(got.Kinds["read"], want.Kinds["read"]) || got.Finished != want.Finished || got.InFlight != want.InFlight {
+		t.Errorf("the reused sum has %d ticks, %+v; a fresh one %+v", s.Ticks(), got.Kinds["read"], want.Kinds["read"])
+	}
+	if got.Histograms["read"] != first || got.Histograms["read"].Max() != want.Histograms["read"].Max() {
+		t.Errorf("the reused sum's histogram: reused %v, max %d; want %d", got.Histograms["read"] == first, got.Histograms["read"].Max(), want.Histograms["read"].Max())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,13 @@ type Options struct {
 	// Ticks, if set, gets each second of the run with every host's tick
 	// of that second merged, in order, from one goroutine.
 	Ticks metrics.Subscriber
+	// GoOn, when set, keeps the run going on the other hosts when one
+	// fails or is lost (rather than stopping every host): the merged
+	// result then holds a window of rates before the loss and one after.
+	// A refusal before the run (bad input, a mismatch) still stops all.
+	GoOn bool
+	// Lost, if set, is told each host lost while the others went on (GoOn).
+	Lost func(host string, err error)
 	// Now is the coordinator's clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -54,10 +62,13 @@ type Options struct {
 const pings = 5
 
 // Outcome is what a run measured: per step of the job, the merged result
-// (its Hosts hold each host's own) and its seconds with their histograms.
+// (its Hosts hold each host's own), saved where the step's Save says with
+// its tick log; nil for a step that no host ran.
 type Outcome struct {
-	Results   []*result.Result
-	Intervals [][]result.Interval
+	Results []*result.Result
+	// Saved is, per step, where its result was saved; empty when it was
+	// not.
+	Saved []string
 }
 
 // link is the coordinator's side of one host's agent.
@@ -67,7 +78,7 @@ type link struct {
 	dec     *agent.Decoder
 	offset  time.Duration
 	results map[int]*result.Result
-	ticks   map[int][]result.Interval
+	lost    bool // went on without it (Options.GoOn)
 }
 
 // event is what a host's agent said, as the coordinator's loop sees it.
@@ -90,7 +101,7 @@ func Run(ctx context.Context, j frontend.Job, hosts []Host, opts Options) (*Outc
 	opts = opts.withDefaults()
 	links := make([]*link, len(hosts))
 	for i, h := range hosts {
-		links[i] = &link{host: h, enc: agent.NewEncoder(h.In), dec: agent.NewDecoder(h.Out), results: map[int]*result.Result{}, ticks: map[int][]result.Interval{}}
+		links[i] = &link{host: h, enc: agent.NewEncoder(h.In), dec: agent.NewDecoder(h.Out), results: map[int]*result.Result{}}
 	}
 	defer func() {
 		for _, l := range links {
@@ -100,7 +111,7 @@ func Run(ctx context.Context, j frontend.Job, hosts []Host, opts Options) (*Outc
 	if err := checkIn(ctx, links, j, opts); err != nil {
 		return &Outcome{}, err
 	}
-	r := &run{links: links, opts: opts, steps: len(j.Steps), events: make(chan event, 64*len(links))}
+	r := &run{links: links, opts: opts, job: j, steps: make([]*stepRun, len(j.Steps)), events: make(chan event, 64*len(links))}
 	for i, l := range links {
 		go r.listen(i, l)
 	}
@@ -235,15 +246,23 @@ func (l *link) errorf(format string, args ...any) error {
 type run struct {
 	links  []*link
 	opts   Options
-	steps  int
+	job    frontend.Job
+	steps  []*stepRun // per step, once it started
 	events chan event
 
-	ready    map[int]int               // per step, the hosts ready
-	seconds  map[[2]int][]metrics.Tick // per step and second, the hosts' ticks
-	done     int                       // hosts whose job ended
-	running  []bool                    // hosts started on a step whose result has not come
-	heard    []time.Time               // when each host last said something, or was started
+	ready    map[int]int // per step, the hosts ready
+	done     int         // hosts whose job ended
+	running  []bool      // hosts started on a step whose result has not come
+	heard    []time.Time // when each host last said something, or was started
 	stopping bool
+}
+
+// stepRun is a step that started on every host: its seconds added as
+// they come and written to its tick log.
+type stepRun struct {
+	series *aggregate.SeriesAdder
+	log    *result.TickLog // nil when the step saves nothing
+	logErr error
 }
 
 // listen forwards everything l's agent says to the loop, until its
@@ -264,9 +283,9 @@ func (r *run) listen(i int, l *link) {
 
 // loop follows the hosts until every one is done: it starts each step
 // once all are ready, merges their seconds, keeps their results, and
-// stops them all when one fails or ctx ends.
+// stops them all when one fails (or only that one, GoOn) or ctx ends.
 func (r *run) loop(ctx context.Context) error {
-	r.ready, r.seconds = map[int]int{}, map[[2]int][]metrics.Tick{}
+	r.ready = map[int]int{}
 	r.heard = make([]time.Time, len(r.links))
 	for i := range r.heard {
 		r.heard[i] = time.Now()
@@ -275,11 +294,16 @@ func (r *run) loop(ctx context.Context) error {
 	watch := time.NewTicker(r.opts.Silence / 3)
 	defer watch.Stop()
 	var failure error
-	fail := func(err error) {
-		if failure == nil {
-			failure = err
-			r.stop()
+	fail := func(host int, err error) {
+		if failure != nil || r.stopping {
+			return
 		}
+		if host >= 0 && r.opts.GoOn && !engine.IsUsage(err) && r.live() > 1 {
+			r.lose(host, err)
+			return
+		}
+		failure = err
+		r.stop()
 	}
 	ctxDone := ctx.Done()
 	for r.done < len(r.links) {
@@ -289,8 +313,8 @@ func (r *run) loop(ctx context.Context) error {
 			r.stop()
 		case now := <-watch.C:
 			for i, t := range r.heard {
-				if r.running[i] && !r.stopping && now.Sub(t) > r.opts.Silence {
-					fail(r.links[i].errorf("silent for %s: lost", now.Sub(t).Round(time.Millisecond)))
+				if r.running[i] && !r.stopping && !r.links[i].lost && now.Sub(t) > r.opts.Silence {
+					fail(i, r.links[i].errorf("silent for %s: lost", now.Sub(t).Round(time.Millisecond)))
 				}
 			}
 			if r.stopping && r.allSilentFor(now) {
@@ -301,17 +325,54 @@ func (r *run) loop(ctx context.Context) error {
 			l := r.links[ev.host]
 			if ev.err != nil {
 				r.done++
-				if !r.stopping || failure == nil {
-					fail(l.errorf("its agent ended: %v", ev.err))
+				if !l.lost {
+					fail(ev.host, l.errorf("its agent ended: %v", ev.err))
 				}
 				continue
 			}
+			if l.lost {
+				continue // gone on without it: what it still says is not counted
+			}
 			if err := r.handle(ev.host, ev.msg); err != nil {
-				fail(err)
+				fail(ev.host, err)
 			}
 		}
 	}
 	return failure
+}
+
+// live is how many hosts the run has not gone on without.
+func (r *run) live() int {
+	n := 0
+	for _, l := range r.links {
+		if !l.lost {
+			n++
+		}
+	}
+	return n
+}
+
+// lose goes on without host i: it is asked to stop (it may still hear),
+// its seconds are no longer waited for, and the steps still to start wait
+// for the others only.
+func (r *run) lose(i int, err error) {
+	l := r.links[i]
+	l.lost = true
+	l.enc.Encode(agent.Stop{}) // a host already gone is not stopped twice
+	r.running[i] = false
+	for _, st := range r.steps {
+		if st != nil {
+			st.series.Lose(i)
+		}
+	}
+	if r.opts.Lost != nil {
+		r.opts.Lost(l.host.Label, err)
+	}
+	for s, n := range r.ready {
+		if n >= r.live() && r.steps[s] == nil {
+			r.start(s) // every host left is ready
+		}
+	}
 }
 
 // allSilentFor reports whether every host has been silent for twice the
@@ -331,29 +392,23 @@ func (r *run) handle(i int, m agent.Message) error {
 	switch m := m.(type) {
 	case *agent.Ready:
 		r.ready[m.Step]++
-		if r.ready[m.Step] == len(r.links) && !r.stopping {
-			at := r.opts.Now().Add(r.opts.Lead)
-			for k, o := range r.links {
-				if err := o.enc.Encode(agent.Start{At: HostTime(at, o.offset)}); err != nil {
-					return o.errorf("sending the start: %v", err)
-				}
-				r.running[k], r.heard[k] = true, time.Now()
-			}
+		if r.ready[m.Step] == r.live() && !r.stopping {
+			return r.start(m.Step)
 		}
 	case *agent.Tick:
-		t, err := m.Tick.Decode()
+		t, hists, err := m.Tick.Packed()
 		if err != nil {
 			return l.errorf("its tick: %v", err)
 		}
-		iv := result.Interval{Second: t.Second, Histograms: map[string]string{}}
-		for kind, wk := range m.Tick.Kinds {
-			iv.Histograms[kind] = wk.Histogram
+		if st := r.stepAt(m.Step); st != nil {
+			st.series.AddPacked(i, t, hists)
 		}
-		l.ticks[m.Step] = append(l.ticks[m.Step], iv)
-		r.second(m.Step, len(l.ticks[m.Step])-1, t)
 	case *agent.Result:
 		l.results[m.Step] = m.Result
 		r.running[i] = false
+		if st := r.stepAt(m.Step); st != nil {
+			st.series.End(i)
+		}
 	case *agent.Error:
 		if r.stopping {
 			return nil // the stop's own word
@@ -369,16 +424,60 @@ func (r *run) handle(i int, m agent.Message) error {
 	return nil
 }
 
-// second adds host tick t, second n of step s, and passes the second on
-// once every host's is in.
-func (r *run) second(s, n int, t metrics.Tick) {
-	key := [2]int{s, n}
-	r.seconds[key] = append(r.seconds[key], t)
-	if len(r.seconds[key]) == len(r.links) {
-		if r.opts.Ticks != nil {
-			r.opts.Ticks(metrics.AddTicks(r.seconds[key]))
+// stepAt is step s once started; nil for an index the job does not have
+// or a step not started.
+func (r *run) stepAt(s int) *stepRun {
+	if s < 0 || s >= len(r.steps) {
+		return nil
+	}
+	return r.steps[s]
+}
+
+// start starts step s on every host left, one lead from now, and opens its
+// tick log.
+func (r *run) start(s int) error {
+	if s < 0 || s >= len(r.steps) {
+		return fmt.Errorf("a host is ready for step %d of a %d-step job", s, len(r.steps))
+	}
+	at := r.opts.Now().Add(r.opts.Lead)
+	names := make([]string, len(r.links))
+	for k, o := range r.links {
+		names[k] = "host " + o.host.Label
+	}
+	st := &stepRun{}
+	if save := r.job.Steps[s].Save; save != "" {
+		st.log, st.logErr = result.CreateTickLog(result.TickLogPath(save), at)
+	}
+	st.series = aggregate.NewSeriesAdder(names, nil, st.passOn(r.opts.Ticks))
+	r.steps[s] = st
+	for k, o := range r.links {
+		if o.lost {
+			st.series.Lose(k)
+			continue
 		}
-		delete(r.seconds, key)
+		if err := o.enc.Encode(agent.Start{At: HostTime(at, o.offset)}); err != nil {
+			return o.errorf("sending the start: %v", err)
+		}
+		r.running[k], r.heard[k] = true, time.Now()
+	}
+	return nil
+}
+
+// passOn is what becomes of each merged second of the step: written to
+// its tick log, its histograms stamped as a run's, and given to ticks.
+func (st *stepRun) passOn(ticks metrics.Subscriber) metrics.Subscriber {
+	return func(t metrics.Tick) {
+		if st.log != nil {
+			for kind, h := range t.Histograms {
+				h.SetTag(kind)
+				h.SetStartTimeMs(int64((t.T - t.Dur) * 1000))
+				h.SetEndTimeMs(int64(t.T * 1000))
+			}
+			st.log.Tick(t)
+		}
+		if ticks != nil {
+			ticks(t)
+		}
 	}
 }
 
@@ -394,36 +493,77 @@ func (r *run) stop() {
 	}
 }
 
-// outcome merges, step by step, the results the hosts sent.
+// outcome merges, step by step, the results the hosts sent, and saves
+// each where its step says.
 func (r *run) outcome() (*Outcome, error) {
-	out := &Outcome{}
+	out := &Outcome{Results: make([]*result.Result, len(r.steps)), Saved: make([]string, len(r.steps))}
 	var errs []error
-	for s := range r.steps {
-		var runs []aggregate.HostRun
-		for _, l := range r.links {
-			if res := l.results[s]; res != nil {
-				runs = append(runs, aggregate.HostRun{Name: "host " + l.host.Label, Result: res, Intervals: l.ticks[s]})
-			}
-		}
-		switch len(runs) {
-		case 0:
-			continue
-		case 1:
-			res := runs[0].Result
-			res.Notes = append(res.Notes, fmt.Sprintf("only %s of %d hosts sent a result", strings.TrimPrefix(runs[0].Name, "host "), len(r.links)))
-			out.Results, out.Intervals = append(out.Results, res), append(out.Intervals, runs[0].Intervals)
+	for s, st := range r.steps {
+		if st == nil {
 			continue
 		}
-		merged, ivs, err := aggregate.MergeHosts(runs)
+		st.series.Close()
+		res, err := r.merged(s, st)
 		if err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		if len(runs) < len(r.links) {
-			merged.Interrupted = true
-			merged.Notes = append(merged.Notes, fmt.Sprintf("partial: %d of %d hosts sent a result", len(runs), len(r.links)))
+		if res != nil {
+			out.Results[s] = res
+			if save := r.job.Steps[s].Save; save != "" {
+				err := st.save(res, save)
+				if err == nil {
+					out.Saved[s] = save
+				}
+				errs = append(errs, err)
+			}
+		} else if st.log != nil {
+			st.log.Discard()
 		}
-		out.Results, out.Intervals = append(out.Results, merged), append(out.Intervals, ivs)
 	}
 	return out, errors.Join(errs...)
+}
+
+// merged is step s's result: the hosts' added, or the one host's that
+// sent one; nil when none did.
+func (r *run) merged(s int, st *stepRun) (*result.Result, error) {
+	var runs []aggregate.HostRun
+	var missing []string
+	for _, l := range r.links {
+		if res := l.results[s]; res != nil {
+			runs = append(runs, aggregate.HostRun{Name: "host " + l.host.Label, Result: res})
+		} else {
+			missing = append(missing, l.host.Label)
+		}
+	}
+	var res *result.Result
+	switch len(runs) {
+	case 0:
+		return nil, nil
+	case 1:
+		res = runs[0].Result
+		res.Series = slices.Clone(st.series.Series())
+		res.Windows = st.series.Windows()
+	default:
+		var err error
+		if res, err = aggregate.MergeAdded(runs, st.series); err != nil {
+			return nil, err
+		}
+	}
+	if len(missing) > 0 {
+		res.Interrupted = res.Interrupted || !r.opts.GoOn
+		res.Notes = append(res.Notes, fmt.Sprintf("partial: %d of %d hosts sent a result; %s sent none (its seconds until then are in the series, not in the totals)",
+			len(runs), len(r.links), strings.Join(missing, ", ")))
+	}
+	return res, nil
+}
+
+// save saves res at path with the step's tick log.
+func (st *stepRun) save(res *result.Result, path string) error {
+	if st.logErr != nil {
+		return fmt.Errorf("writing the merged tick log: %w", st.logErr)
+	}
+	if err := errors.Join(res.Attach(st.log), res.Save(path)); err != nil {
+		return fmt.Errorf("saving the merged result: %w", err)
+	}
+	return nil
 }

@@ -197,6 +197,14 @@ func TestALostHostStopsEveryHost(t *testing.T) {
 	if out == nil || len(out.Results) != 1 || !out.Results[0].Interrupted || out.Results[0].Ops["write"].Ops == 0 {
 		t.Fatalf("outcome %+v; want the partial result of what was measured", out)
 	}
+	// The lost host's agent cleans up once its stdin breaks; the run
+	// does not wait for a host it lost.
+	select {
+	case err := <-hosts[1].served:
+		hosts[1].served <- err // for the cleanup's wait
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lost host's agent still serving")
+	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 0 {
 		t.Errorf("the hosts left %v in %s", entries, filepath.Base(dir))
@@ -223,5 +231,36 @@ func TestInterruptingTheCoordinatorStopsEveryHost(t *testing.T) {
 			t.Errorf("agent %s still running after the stop", h.Label)
 		}
 		h.served <- nil // for the cleanup's wait
+	}
+}
+
+// With GoOn a lost host does not stop the others: they run their whole
+// step, the merged result holds their results with the rates before and
+// after the loss in windows of their own, and the loss is reported.
+func TestALostHostWithGoOnLeavesTheOthersRunning(t *testing.T) {
+	hosts := startAgents(t, 3, nil)
+	time.AfterFunc(2500*time.Millisecond, hosts[1].kill)
+	var lost []string
+	out, err := Run(context.Background(), benchJob(nullWorkload(4*time.Second)), hostsOf(hosts), Options{
+		GoOn: true, Lost: func(host string, err error) { lost = append(lost, host) },
+	})
+	if err != nil {
+		t.Fatalf("a lost host with GoOn: %v; want the run to finish on the others", err)
+	}
+	if len(lost) != 1 || lost[0] != "h2" {
+		t.Errorf("lost %v; want h2", lost)
+	}
+	m := out.Results[0]
+	if m == nil || len(m.Hosts) != 2 || m.Interrupted || m.ElapsedSeconds < 3.5 {
+		t.Fatalf("result %+v; want the two others' whole runs merged", m)
+	}
+	if sum := m.Hosts[0].Ops["read"].Ops + m.Hosts[1].Ops["read"].Ops; m.Ops["read"].Ops != sum {
+		t.Errorf("merged %d reads; the two hosts made %d", m.Ops["read"].Ops, sum)
+	}
+	if len(m.Windows) != 2 || m.Windows[0].Hosts != 3 || m.Windows[1].Hosts != 2 || m.Windows[1].Ops["read"].IOPS.Mean == 0 {
+		t.Fatalf("windows %+v; want 3 hosts before h2's loss and 2 after", m.Windows)
+	}
+	if from := m.Windows[1].FromSeconds; from < 1 || from > 3 {
+		t.Errorf("the window after the loss starts at %gs; h2 was lost about 2 s in", from)
 	}
 }

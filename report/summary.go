@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,6 +63,18 @@ func Summary(w io.Writer, r *result.Result) {
 		fmt.Fprintf(w, ", paced ops late %d, missed %d", r.Late, r.Missed)
 	}
 	fmt.Fprintln(w)
+	for i, win := range r.Windows {
+		what := "before the first loss"
+		if i > 0 {
+			what = win.Note
+		}
+		fmt.Fprintf(w, "  %s, %.1fs to %.1fs on %d hosts:", what, win.FromSeconds, win.ToSeconds, win.Hosts)
+		for _, kind := range slices.Sorted(maps.Keys(win.Ops)) {
+			wr := win.Ops[kind]
+			fmt.Fprintf(w, " %s %s IOPS %s MiB/s;", kind, IOPS(wr.IOPS.Mean), MiBps(wr.BandwidthBps.Mean))
+		}
+		fmt.Fprintln(w)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

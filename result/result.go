@@ -95,6 +95,29 @@ type Result struct {
 	// its series (Series holds the hosts' seconds added); empty for a
 	// result measured on one host.
 	Hosts []*Result `json:"hosts,omitempty"`
+	// Windows, for a run on many hosts that went on after losing one,
+	// are its rates before the first loss and after each: the headline
+	// rates are the first window's, when every host ran. Empty otherwise.
+	Windows []Window `json:"windows,omitempty"`
+}
+
+// Window is part of a run on many hosts during which one set of hosts
+// ran: its span on the run's clock (seconds since the measurement
+// started), how many hosts ran, and per op kind the ops and rates over
+// its seconds.
+type Window struct {
+	FromSeconds float64                `json:"from_seconds"`
+	ToSeconds   float64                `json:"to_seconds"`
+	Hosts       int                    `json:"hosts"`
+	Note        string                 `json:"note,omitempty"`
+	Ops         map[string]WindowRates `json:"ops"`
+}
+
+// WindowRates are an op kind's ops and per-second rates over a Window.
+type WindowRates struct {
+	Ops          int64         `json:"ops"`
+	IOPS         metrics.Stats `json:"iops"`
+	BandwidthBps metrics.Stats `json:"bandwidth_bps"`
 }
 
 // DiskUsage is one block device's activity over a run.

@@ -111,6 +111,10 @@ func TestHostsRefusedOverSSH(t *testing.T) {
 	if code != 2 || !strings.Contains(text, "host host1") || !strings.Contains(text, "0.0.1-old") {
 		t.Errorf("an older cephbench on the hosts: exit %d\n%s", code, text)
 	}
+	code, text = onHosts(t, bin, bin, fleet, []string{"host1", "host2"}, "bench", "--target", "null://", "--duration", "1s", "--results", dir, "--on-host-failure", "ignore")
+	if code != 2 || !strings.Contains(text, "--on-host-failure") || strings.Count(strings.TrimSpace(text), "\n") > 0 {
+		t.Errorf("--on-host-failure ignore: exit %d\n%s", code, text)
+	}
 	if entries, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(entries) != 0 {
 		t.Errorf("a refused run saved %v", entries)
 	}

@@ -20,6 +20,7 @@ import (
 type hostFlags struct {
 	list, file, sshConfig, remote string
 	maxSkew                       time.Duration
+	onFailure                     string
 }
 
 func (h *hostFlags) register(fl *pflag.FlagSet) {
@@ -28,6 +29,7 @@ func (h *hostFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&h.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F; default: the user's)")
 	fl.StringVar(&h.remote, "remote-cephbench", "cephbench", "the cephbench program on the hosts")
 	fl.DurationVar(&h.maxSkew, "max-clock-skew", multihost.DefaultMaxSkew, "refuse a host whose clock is further than this from this host's")
+	fl.StringVar(&h.onFailure, "on-host-failure", "stop", "when a host fails or is lost: stop every host, or continue on the others")
 }
 
 func (h *hostFlags) given() bool { return h != nil && (h.list != "" || h.file != "") }
@@ -36,6 +38,9 @@ func (h *hostFlags) given() bool { return h != nil && (h.list != "" || h.file !=
 // seconds and the merged result of each step, saved where the step says.
 func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
 	h := env.hosts
+	if h.onFailure != "stop" && h.onFailure != "continue" {
+		return usagef("--on-host-failure %q: want stop or continue", h.onFailure)
+	}
 	names, err := ssh.Hosts(h.list, env.path(h.file))
 	if err != nil {
 		return err
@@ -49,7 +54,10 @@ func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
 	if j.Format == "json" {
 		text = env.Stderr
 	}
-	opts := multihost.Options{MaxSkew: h.maxSkew}
+	opts := multihost.Options{MaxSkew: h.maxSkew, GoOn: h.onFailure == "continue"}
+	opts.Lost = func(_ string, err error) {
+		fmt.Fprintf(env.Stderr, "cephbench: %s; going on with the other hosts\n", oneLine(err.Error()))
+	}
 	var table metrics.Subscriber
 	opts.Ticks = func(t metrics.Tick) {
 		// Said once every host has checked in and the run is on: a host
@@ -65,15 +73,12 @@ func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
 	}
 	out, runErr := multihost.Run(ctx, j, hosts, opts)
 	for k, res := range out.Results {
-		save := j.Steps[k].Save
-		if save != "" {
-			if err := res.SaveWithIntervals(save, out.Intervals[k]); err != nil {
-				return fmt.Errorf("saving the merged result: %w", err)
-			}
+		if res == nil {
+			continue
 		}
 		report.Summary(text, res)
-		if save != "" {
-			fmt.Fprintf(text, "  result saved to %s\n", save)
+		if out.Saved[k] != "" {
+			fmt.Fprintf(text, "  result saved to %s\n", out.Saved[k])
 		}
 	}
 	return ranErr(runErr)
