@@ -244,7 +244,7 @@ func (a *SeriesAdder) Windows() []result.Window {
 	for _, w := range a.windows {
 		rw := result.Window{FromSeconds: w.from, ToSeconds: w.to, Hosts: w.hosts, Ops: map[string]result.WindowRates{}}
 		if w.lost != "" {
-			rw.Note = fmt.Sprintf("after host %s was lost", w.lost)
+			rw.Note = fmt.Sprintf("after %s was lost", w.lost)
 		}
 		for _, kind := range slices.Sorted(maps.Keys(w.kinds)) {
 			if iops, bw, ok := w.rates(kind); ok {

@@ -24,7 +24,7 @@ func second(t float64, ops, ns int64) metrics.Tick {
 func TestSeriesAdderWaitsForEveryHostThenGoesOnWithoutALostOne(t *testing.T) {
 	var got []metrics.Second
 	var p99s []int64
-	a := NewSeriesAdder([]string{"a", "b", "c"}, nil, func(tk metrics.Tick) {
+	a := NewSeriesAdder([]string{"host a", "host b", "host c"}, nil, func(tk metrics.Tick) {
 		got = append(got, tk.Second)
 		p99s = append(p99s, tk.Histograms["read"].ValueAtQuantile(99))
 	})
