@@ -73,12 +73,14 @@ type Outcome struct {
 
 // link is the coordinator's side of one host's agent.
 type link struct {
-	host    Host
-	enc     *agent.Encoder
-	dec     *agent.Decoder
-	offset  time.Duration
-	results map[int]*result.Result
-	lost    bool // went on without it (Options.GoOn)
+	host   Host
+	enc    *agent.Encoder
+	dec    *agent.Decoder
+	offset time.Duration
+	// uncertainty is the offset's: half the round trip it was taken on.
+	uncertainty time.Duration
+	results     map[int]*result.Result
+	lost        bool // went on without it (Options.GoOn)
 }
 
 // event is what a host's agent said, as the coordinator's loop sees it.
@@ -219,7 +221,7 @@ func (l *link) checkIn(opts Options) error {
 	if err := CheckSkew(l.host.Label, offset, uncertainty, opts.MaxSkew); err != nil {
 		return &engine.UsageError{Err: err}
 	}
-	l.offset = offset
+	l.offset, l.uncertainty = offset, uncertainty
 	return nil
 }
 
@@ -404,6 +406,7 @@ func (r *run) handle(i int, m agent.Message) error {
 			st.series.AddPacked(i, t, hists)
 		}
 	case *agent.Result:
+		m.Result.ClockOffset = &result.ClockOffset{OffsetMs: ms(l.offset), UncertaintyMs: ms(l.uncertainty)}
 		l.results[m.Step] = m.Result
 		r.running[i] = false
 		if st := r.stepAt(m.Step); st != nil {
@@ -423,6 +426,8 @@ func (r *run) handle(i int, m agent.Message) error {
 	}
 	return nil
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // stepAt is step s once started; nil for an index the job does not have
 // or a step not started.
@@ -549,6 +554,11 @@ func (r *run) merged(s int, st *stepRun) (*result.Result, error) {
 			return nil, err
 		}
 	}
+	offsets := make([]string, 0, len(r.links))
+	for _, l := range r.links {
+		offsets = append(offsets, fmt.Sprintf("%s %+.3f ms (±%.3f)", l.host.Label, ms(l.offset), ms(l.uncertainty)))
+	}
+	res.Notes = append(res.Notes, "the hosts' clocks, from this host's: "+strings.Join(offsets, ", "))
 	if len(missing) > 0 {
 		res.Interrupted = res.Interrupted || !r.opts.GoOn
 		res.Notes = append(res.Notes, fmt.Sprintf("partial: %d of %d hosts sent a result; %s sent none (its seconds until then are in the series, not in the totals)",

@@ -99,6 +99,17 @@ type Result struct {
 	// are its rates before the first loss and after each: the headline
 	// rates are the first window's, when every host ran. Empty otherwise.
 	Windows []Window `json:"windows,omitempty"`
+	// ClockOffset, on a host's result within a run on many hosts, is
+	// how far the host's clock was from the coordinator's.
+	ClockOffset *ClockOffset `json:"clock_offset,omitempty"`
+}
+
+// ClockOffset is a host's clock offset from the coordinator's, measured
+// over the round trip with the least delay, and that trip's half, within
+// which the true offset lies; milliseconds.
+type ClockOffset struct {
+	OffsetMs      float64 `json:"offset_ms"`
+	UncertaintyMs float64 `json:"uncertainty_ms"`
 }
 
 // Window is part of a run on many hosts during which one set of hosts

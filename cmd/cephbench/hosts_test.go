@@ -1,9 +1,11 @@
 package main
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,5 +119,51 @@ func TestHostsRefusedOverSSH(t *testing.T) {
 	}
 	if entries, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(entries) != 0 {
 		t.Errorf("a refused run saved %v", entries)
+	}
+}
+
+// A host whose clock is 300 ms ahead is refused in one line naming it and
+// its offset; allowed a second of skew, the run goes on and the result
+// reports every host's offset, the skewed one's near 300 ms.
+func TestASkewedClockIsRefusedAndReportedOverSSH(t *testing.T) {
+	fleet := sshtest.Start(t, 4)
+	dir, bin := build(t)
+	skewed := fleet.Hosts[2]
+	// One program for every host, as --remote-cephbench is: the host
+	// reached at the skewed one's address runs its agent 300 ms ahead.
+	remote := filepath.Join(dir, "cephbench-skewed")
+	script := "#!/bin/sh\ncase \"$SSH_CONNECTION\" in\n*' " + skewed.Addr + " " + strconv.Itoa(skewed.Port) + "') exec " + bin + " \"$@\" --clock-offset 300ms ;;\nesac\nexec " + bin + " \"$@\"\n"
+	if err := os.WriteFile(remote, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	code, text := onHosts(t, bin, remote, fleet, fleet.Aliases(), "bench", "--target", "null://", "--duration", "1s", "--results", dir)
+	if code != 2 || !strings.Contains(text, "host "+skewed.Alias) || !strings.Contains(text, "clock") || strings.Count(strings.TrimSpace(text), "\n") > 0 {
+		t.Fatalf("a host 300 ms ahead: exit %d\n%s", code, text)
+	}
+	if !strings.Contains(text, "300ms") && !strings.Contains(text, "299ms") && !strings.Contains(text, "301ms") {
+		t.Errorf("the refusal does not say how far off the clock is:\n%s", text)
+	}
+
+	out := filepath.Join(dir, "skewed.json")
+	code, text = onHosts(t, bin, remote, fleet, fleet.Aliases(), "bench", "--target", "null://", "--duration", "1s", "--max-clock-skew", "1s", "-o", out)
+	if code != 0 {
+		t.Fatalf("allowed a second of skew: exit %d\n%s", code, text)
+	}
+	m, err := result.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range m.Hosts { // in the order of --hosts
+		want := 0.0
+		if i == 2 {
+			want = 300
+		}
+		if h.ClockOffset == nil || math.Abs(h.ClockOffset.OffsetMs-want) > 25 {
+			t.Errorf("host %d's recorded clock offset %+v; want about %g ms", i+1, h.ClockOffset, want)
+		}
+	}
+	if !strings.Contains(text, "the hosts' clocks, from this host's: ") {
+		t.Errorf("the summary does not report the hosts' clocks:\n%s", text)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -10,8 +11,9 @@ import (
 
 func newAgentCmd(env Env) *cobra.Command {
 	var (
-		stdio   bool
-		results string
+		stdio       bool
+		results     string
+		clockOffset time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --stdio [--results DIR]",
@@ -35,10 +37,18 @@ and tick log on this host too (by default they are only sent).`,
 			if in == nil {
 				in = strings.NewReader("")
 			}
-			return ranErr(agent.Serve(cmd.Context(), in, env.Stdout, agent.Options{Results: env.path(results), Stderr: env.Stderr}))
+			opts := agent.Options{Results: env.path(results), Stderr: env.Stderr}
+			if clockOffset != 0 {
+				opts.Now = func() time.Time { return time.Now().Add(clockOffset) }
+			}
+			return ranErr(agent.Serve(cmd.Context(), in, env.Stdout, opts))
 		},
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "speak the protocol on stdin and stdout")
 	cmd.Flags().StringVar(&results, "results", "", "also save the steps' results in this folder on this host")
+	// A host whose clock is off, for checking a coordinator's skew rule
+	// without setting a machine's clock.
+	cmd.Flags().DurationVar(&clockOffset, "clock-offset", 0, "act as if this host's clock were this far ahead")
+	_ = cmd.Flags().MarkHidden("clock-offset") // the flag exists: it cannot fail
 	return cmd
 }
