@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
+
+	"github.com/cephbench/cephbench/result"
 
 	"github.com/cephbench/cephbench/step"
 )
@@ -15,11 +18,7 @@ func init() { register("bench", front{run: runBench, estimate: stepsInTurn}) }
 // per-second table (unless quiet) and summary; with Format "json" the
 // text goes to stderr and stdout gets each result as JSON.
 func runBench(ctx context.Context, j Job, out IO) error {
-	text := j.text(out)
-	so := step.Output{Summary: text, Live: out.Live}
-	if !j.Quiet {
-		so.Progress = text
-	}
+	so := benchOutput(j, out)
 	for i, st := range j.Steps {
 		so.Hooks = out.hooks(i)
 		res, err := step.Run(ctx, st, so)
@@ -27,17 +26,37 @@ func runBench(ctx context.Context, j Job, out IO) error {
 			return err
 		}
 		if j.Format == "json" {
-			b, err := json.MarshalIndent(res, "", "  ")
-			if err != nil {
+			if err := printJSON(out.Stdout, res); err != nil {
 				return err
 			}
-			fmt.Fprintf(out.Stdout, "%s\n", b)
 		}
 		if res.Interrupted {
 			return step.ErrInterrupted
 		}
 	}
 	return nil
+}
+
+// printJSON prints res as bench's JSON format does: indented, one
+// document a step.
+func printJSON(w io.Writer, res *result.Result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// benchOutput is how bench prints a step: its heading and per-second
+// table (unless quiet) and summary, to stdout, or stderr with JSON.
+func benchOutput(j Job, out IO) step.Output {
+	text := j.text(out)
+	so := step.Output{Summary: text, Live: out.Live}
+	if !j.Quiet {
+		so.Progress = text
+	}
+	return so
 }
 
 // stepsInTurn is the time of steps run one after another: each one's

@@ -74,6 +74,9 @@ type front struct {
 	estimate func(j Job) (d time.Duration, exact bool)
 	// unhooked says that run cannot honour IO.Hooks.
 	unhooked bool
+	// present, if set, is how the command prints step i of j when it
+	// runs elsewhere (Present); run prints its own steps the same way.
+	present func(j Job, i int, out IO) Presenter
 }
 
 var fronts = map[string]front{}

@@ -12,11 +12,14 @@ import (
 	"github.com/cephbench/cephbench/engine/rados"
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
 
-func init() { register("rados bench", front{run: eachStep(radosBench), estimate: radosBenchTime}) }
+func init() {
+	register("rados bench", front{run: eachStep(radosBench), estimate: radosBenchTime, present: presentRadosBench})
+}
 
 // radosBench runs st as rados bench does: its start lines, per-second
 // table and summary in rados bench's words, or its JSON document alone on
@@ -34,52 +37,84 @@ func radosBench(ctx context.Context, st step.Step, hooks step.Hooks, out IO) err
 			return err
 		}
 	}
-	w := st.Workload
-	var prefix string
+	p := radosPresenter(st, out)
 	so := step.Output{Live: out.Live, Hooks: hooks, Opened: func(s engine.Session) metrics.Subscriber {
 		if rs, ok := s.(*rados.Session); ok {
-			prefix = rs.Prefix()
+			p.prefix = rs.Prefix()
 		}
+		return p.Opened()
+	}}
+	res, err := step.Run(ctx, st, so)
+	if err != nil {
+		return err
+	}
+	if err := p.Done(res, st.Save); err != nil {
+		return err
+	}
+	if res.Interrupted {
+		return step.ErrInterrupted
+	}
+	return nil
+}
+
+// radosPresentation prints a rados bench step in rados bench's words;
+// prefix is its objects' prefix, when one host made them all.
+type radosPresentation struct {
+	Presenter
+	prefix string
+}
+
+func presentRadosBench(j Job, i int, out IO) Presenter {
+	return radosPresenter(j.Steps[i], out).Presenter
+}
+
+// radosPresenter prints st as rados bench does: its start lines and
+// per-second table, then its summary, or its JSON document alone on
+// stdout.
+func radosPresenter(st step.Step, out IO) *radosPresentation {
+	opts, w := st.Front.RadosBench, st.Workload
+	kind := "read"
+	if opts.Mode == "write" {
+		kind = "write"
+	}
+	p := &radosPresentation{}
+	p.Opened = func() metrics.Subscriber {
 		if opts.Format != "plain" {
 			return nil
 		}
 		if opts.Mode == "write" {
 			fmt.Fprintf(out.Stdout, "Maintaining %d concurrent writes of %d bytes to objects of size %d for up to %d seconds or %d objects\n",
 				w.QueueDepth, int64(w.BlockSize), int64(w.EffectiveObjectSize()), int64(w.Duration.D().Seconds()), w.Objects)
-			fmt.Fprintf(out.Stdout, "Object prefix: %s\n", prefix)
+			if p.prefix != "" {
+				fmt.Fprintf(out.Stdout, "Object prefix: %s\n", p.prefix)
+			}
 		}
 		return cephtext.NewRadosProgress(out.Stdout, int64(w.BlockSize)).Tick
-	}}
-	res, err := step.Run(ctx, st, so)
-	if err != nil {
-		return err
 	}
-	kind := "read"
-	if opts.Mode == "write" {
-		kind = "write"
-	}
-	switch opts.Format {
-	case "plain":
-		cephtext.RadosSummary(out.Stdout, res, kind)
-		fmt.Fprintf(out.Stdout, "Result saved to:        %s\n", st.Save)
-	default:
-		doc := cephtext.RadosJSON(res, kind, w.QueueDepth, prefix)
-		var b []byte
-		if opts.Format == "json-pretty" {
-			b, err = json.MarshalIndent(doc, "", "    ")
-		} else {
-			b, err = json.Marshal(doc)
+	p.Done = func(res *result.Result, saved string) error {
+		if opts.Format == "plain" {
+			cephtext.RadosSummary(out.Stdout, res, kind)
+			if saved != "" {
+				fmt.Fprintf(out.Stdout, "Result saved to:        %s\n", saved)
+			}
+			return nil
 		}
+		doc := cephtext.RadosJSON(res, kind, w.QueueDepth, p.prefix)
+		marshal := json.Marshal
+		if opts.Format == "json-pretty" {
+			marshal = func(v any) ([]byte, error) { return json.MarshalIndent(v, "", "    ") }
+		}
+		b, err := marshal(doc)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out.Stdout, "%s\n", b)
-		fmt.Fprintf(out.Stderr, "result saved to %s\n", st.Save)
+		if saved != "" {
+			fmt.Fprintf(out.Stderr, "result saved to %s\n", saved)
+		}
+		return nil
 	}
-	if res.Interrupted {
-		return step.ErrInterrupted
-	}
-	return nil
+	return p
 }
 
 // readLastWrite completes the workload of a seq or rand step from the

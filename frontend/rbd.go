@@ -10,12 +10,13 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
 
 func init() {
-	f := front{run: eachStep(rbdBench), estimate: rbdBenchTime}
+	f := front{run: eachStep(rbdBench), estimate: rbdBenchTime, present: presentRBDBench}
 	register("rbd bench", f)
 	// rbd's older spelling makes an "rbd bench" job; registered, it is
 	// known for a command that makes jobs (a plan asks Commands).
@@ -25,26 +26,48 @@ func init() {
 // rbdBench runs st as rbd bench does: its start line, per-second table
 // and closing lines, then the summary with latency percentiles.
 func rbdBench(ctx context.Context, st step.Step, hooks step.Hooks, out IO) error {
-	opts := st.Front.RBDBench
-	if opts == nil {
+	if st.Front.RBDBench == nil {
 		return engine.Usagef("%s: no rbd bench options", st.Name)
 	}
-	w := st.Workload
-	pattern := map[spec.Pattern]string{spec.Sequential: "sequential", spec.Random: "random"}[w.Pattern]
-	so := step.Output{Live: out.Live, Hooks: hooks, Opened: func(engine.Session) metrics.Subscriber {
-		cephtext.RBDStart(out.Stdout, opts.IOType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)
-		return cephtext.NewRBDProgress(out.Stdout).Tick
-	}}
+	p := rbdPresenter(st, out)
+	so := step.Output{Live: out.Live, Hooks: hooks, Opened: func(engine.Session) metrics.Subscriber { return p.Opened() }}
 	res, err := step.Run(ctx, st, so)
 	if err != nil {
 		return err
 	}
-	cephtext.RBDSummary(out.Stdout, res)
-	fmt.Fprintf(out.Stdout, "result saved to: %s\n", st.Save)
+	if err := p.Done(res, st.Save); err != nil {
+		return err
+	}
 	if res.Interrupted {
 		return step.ErrInterrupted
 	}
 	return nil
+}
+
+func presentRBDBench(j Job, i int, out IO) Presenter {
+	if j.Steps[i].Front.RBDBench == nil {
+		return benchPresenter(j, i, out)
+	}
+	return rbdPresenter(j.Steps[i], out)
+}
+
+// rbdPresenter prints st as rbd bench does.
+func rbdPresenter(st step.Step, out IO) Presenter {
+	opts, w := st.Front.RBDBench, st.Workload
+	pattern := map[spec.Pattern]string{spec.Sequential: "sequential", spec.Random: "random"}[w.Pattern]
+	return Presenter{
+		Opened: func() metrics.Subscriber {
+			cephtext.RBDStart(out.Stdout, opts.IOType, w.ReadPercent, int64(w.BlockSize), w.QueueDepth, int64(w.TotalBytes), pattern)
+			return cephtext.NewRBDProgress(out.Stdout).Tick
+		},
+		Done: func(res *result.Result, saved string) error {
+			cephtext.RBDSummary(out.Stdout, res)
+			if saved != "" {
+				fmt.Fprintf(out.Stdout, "result saved to: %s\n", saved)
+			}
+			return nil
+		},
+	}
 }
 
 // rbdBenchTime is the steps' --duration: each stops then, or sooner, once

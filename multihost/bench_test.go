@@ -50,7 +50,7 @@ func sixteenHostsSecond(b *testing.B, n int) [][]byte {
 func BenchmarkCoordinatorSecondOfSixteenHosts(b *testing.B) {
 	lines := sixteenHostsSecond(b, 0)
 	j := frontend.Job{Command: "bench", Steps: []step.Step{{Name: "many"}}}
-	r := &run{opts: Options{Ticks: func(metrics.Tick) {}}.withDefaults(), job: j, steps: make([]*stepRun, 1)}
+	r := &run{opts: Options{Opened: func(int) metrics.Subscriber { return func(metrics.Tick) {} }}.withDefaults(), job: j, steps: make([]*stepRun, 1)}
 	for i := range lines {
 		r.links = append(r.links, &link{host: Host{Label: string(rune('a' + i))}, enc: agent.NewEncoder(io.Discard), results: map[int]*result.Result{}})
 	}

@@ -44,9 +44,11 @@ type Options struct {
 	// Silence is how long a host may say nothing while it runs before it
 	// counts as lost (three missed ticks); zero is 3 s.
 	Silence time.Duration
-	// Ticks, if set, gets each second of the run with every host's tick
-	// of that second merged, in order, from one goroutine.
-	Ticks metrics.Subscriber
+	// Opened, if set, is called from one goroutine when step s starts
+	// on every host, and returns the subscriber of the step's seconds
+	// (nil: none), each with every host's tick of that second added, in
+	// order, from the same goroutine.
+	Opened func(s int) metrics.Subscriber
 	// GoOn, when set, keeps the run going on the other hosts when one
 	// fails or is lost (rather than stopping every host): the merged
 	// result then holds a window of rates before the loss and one after.
@@ -94,9 +96,10 @@ type event struct {
 // protocol, histogram settings), has its clock offset measured and
 // checked, gets its share of j (frontend.ForHost), opens its targets and
 // says it is ready; then every host starts each step at one time. The
-// hosts' ticks are merged second by second into opts.Ticks and their
-// results into one per step. A host that fails, goes silent or is refused
-// stops the run on every host: what was measured is kept in the outcome
+// hosts' ticks are merged second by second into the step's subscriber
+// (Options.Opened) and their results into one per step, saved where the
+// step says with its tick log. A host that fails, goes silent or is refused
+// stops the run on every host (or, with Options.GoOn, only itself): what was measured is kept in the outcome
 // and the error names the host. ctx ending stops every host likewise and
 // returns step.ErrInterrupted with the outcome. The outcome is never nil.
 func Run(ctx context.Context, j frontend.Job, hosts []Host, opts Options) (*Outcome, error) {
@@ -453,7 +456,11 @@ func (r *run) start(s int) error {
 	if save := r.job.Steps[s].Save; save != "" {
 		st.log, st.logErr = result.CreateTickLog(result.TickLogPath(save), at)
 	}
-	st.series = aggregate.NewSeriesAdder(names, nil, st.passOn(r.opts.Ticks))
+	var ticks metrics.Subscriber
+	if r.opts.Opened != nil {
+		ticks = r.opts.Opened(s)
+	}
+	st.series = aggregate.NewSeriesAdder(names, nil, st.passOn(ticks))
 	r.steps[s] = st
 	for k, o := range r.links {
 		if o.lost {

@@ -111,7 +111,9 @@ func TestFourHostsMergeExactly(t *testing.T) {
 	var mu sync.Mutex
 	var seconds []metrics.Tick
 	out, err := Run(context.Background(), benchJob(nullWorkload(2*time.Second)), hostsOf(hosts), Options{
-		Ticks: func(tk metrics.Tick) { mu.Lock(); seconds = append(seconds, tk); mu.Unlock() },
+		Opened: func(int) metrics.Subscriber {
+			return func(tk metrics.Tick) { mu.Lock(); seconds = append(seconds, tk); mu.Unlock() }
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

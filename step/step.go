@@ -218,18 +218,26 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	if saveErr != nil {
 		return res, saveErr
 	}
-	if out.Summary != nil {
-		report.Summary(out.Summary, res)
-		if st.Save != "" {
-			fmt.Fprintf(out.Summary, "  result saved to %s\n", st.Save)
-		}
-	}
+	out.Closing(res, st.Save)
 	return res, nil
 }
 
-// subscribers prints the step's heading and returns its per-second table,
-// if any.
-func (out Output) subscribers(sess engine.Session, st Step) []metrics.Subscriber {
+// Closing prints res's summary and where it was saved (saved; empty for
+// not saved) to out.Summary, as Run does after a step; nothing when
+// out.Summary is nil.
+func (out Output) Closing(res *result.Result, saved string) {
+	if out.Summary != nil {
+		report.Summary(out.Summary, res)
+		if saved != "" {
+			fmt.Fprintf(out.Summary, "  result saved to %s\n", saved)
+		}
+	}
+}
+
+// Opening prints st's heading, as Run does when st's target is open, and
+// returns its per-second table, if any: to out.Progress, or the heading
+// alone to out.Summary. It leaves out.Opened aside.
+func (out Output) Opening(st Step) metrics.Subscriber {
 	heading := func(w io.Writer) {
 		if out.Heading != "" {
 			fmt.Fprint(w, out.Heading)
@@ -237,13 +245,20 @@ func (out Output) subscribers(sess engine.Session, st Step) []metrics.Subscriber
 			report.Heading(w, st.Name, &st.Workload)
 		}
 	}
-	var table metrics.Subscriber
 	if out.Progress != nil {
 		heading(out.Progress)
-		table = report.NewProgress(out.Progress).Tick
-	} else if out.Summary != nil {
+		return report.NewProgress(out.Progress).Tick
+	}
+	if out.Summary != nil {
 		heading(out.Summary)
 	}
+	return nil
+}
+
+// subscribers prints the step's heading and returns its per-second table,
+// if any.
+func (out Output) subscribers(sess engine.Session, st Step) []metrics.Subscriber {
+	table := out.Opening(st)
 	if out.Opened != nil {
 		if tick := out.Opened(sess); tick != nil {
 			table = tick

@@ -11,16 +11,14 @@ import (
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/multihost"
-	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/transport/ssh"
 )
 
 // hostFlags are the flags that run a command's job on other hosts, each
 // through its own agent reached over ssh.
 type hostFlags struct {
-	list, file, sshConfig, remote string
-	maxSkew                       time.Duration
-	onFailure                     string
+	list, file, sshConfig, remote, onFailure string
+	maxSkew                                  time.Duration
 }
 
 func (h *hostFlags) register(fl *pflag.FlagSet) {
@@ -50,35 +48,31 @@ func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
 		return err
 	}
 	defer closeAll()
-	text := env.Stdout
-	if j.Format == "json" {
-		text = env.Stderr
-	}
 	opts := multihost.Options{MaxSkew: h.maxSkew, GoOn: h.onFailure == "continue"}
 	opts.Lost = func(_ string, err error) {
-		fmt.Fprintf(env.Stderr, "cephbench: %s; going on with the other hosts\n", oneLine(err.Error()))
+		fmt.Fprintf(env.Stderr, "cephbench: %s; going on with the others\n", oneLine(err.Error()))
 	}
-	var table metrics.Subscriber
-	opts.Ticks = func(t metrics.Tick) {
+	// Each step prints as its command prints it (rados bench's table for
+	// rados bench...), from the hosts' seconds added.
+	presenters := make([]frontend.Presenter, len(j.Steps))
+	for s := range presenters {
+		presenters[s] = frontend.Present(j, s, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr})
+	}
+	opts.Opened = func(s int) metrics.Subscriber {
 		// Said once every host has checked in and the run is on: a host
 		// refused before gives its one line alone.
-		if table == nil {
-			fmt.Fprintf(text, "%s on %d hosts: %s\n", j.Command, len(names), strings.Join(names, ", "))
-			table = func(metrics.Tick) {}
-			if !j.Quiet {
-				table = report.NewProgress(text).Tick
-			}
+		if s == 0 {
+			fmt.Fprintf(env.Stderr, "%s on %d hosts, each running it in full: %s\n", j.Command, len(names), strings.Join(names, ", "))
 		}
-		table(t)
+		return presenters[s].Opened()
 	}
 	out, runErr := multihost.Run(ctx, j, hosts, opts)
 	for k, res := range out.Results {
 		if res == nil {
 			continue
 		}
-		report.Summary(text, res)
-		if out.Saved[k] != "" {
-			fmt.Fprintf(text, "  result saved to %s\n", out.Saved[k])
+		if err := presenters[k].Done(res, out.Saved[k]); err != nil {
+			return err
 		}
 	}
 	return ranErr(runErr)
