@@ -30,6 +30,15 @@ func Present(j Job, i int, out IO) Presenter {
 	return benchPresenter(j, i, out)
 }
 
+// Presenters is Present of each step of j, in order.
+func Presenters(j Job, out IO) []Presenter {
+	ps := make([]Presenter, len(j.Steps))
+	for i := range ps {
+		ps[i] = Present(j, i, out)
+	}
+	return ps
+}
+
 // benchPresenter prints step i of j as bench prints a step.
 func benchPresenter(j Job, i int, out IO) Presenter {
 	so := benchOutput(j, out)

@@ -54,10 +54,7 @@ func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
 	}
 	// Each step prints as its command prints it (rados bench's table for
 	// rados bench...), from the hosts' seconds added.
-	presenters := make([]frontend.Presenter, len(j.Steps))
-	for s := range presenters {
-		presenters[s] = frontend.Present(j, s, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr})
-	}
+	presenters := frontend.Presenters(j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr})
 	opts.Opened = func(s int) metrics.Subscriber {
 		// Said once every host has checked in and the run is on: a host
 		// refused before gives its one line alone.
