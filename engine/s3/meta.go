@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -97,11 +98,33 @@ func (c *client) objects(ctx context.Context, base string) ([]string, error) {
 }
 
 // remove deletes keys with multi-object deletes, and returns how many it
-// removed.
+// removed. Keys a delete did not confirm (a response cut short, a
+// connection lost on the way) are deleted again, up to controlRetries
+// times in all: deleting is idempotent, and a run must not leave its
+// objects behind over one lost response.
 func (c *client) remove(ctx context.Context, keys []string) (int64, error) {
-	if len(keys) == 0 {
-		return 0, nil
+	var removed int64
+	var errs []error
+	for try := 1; len(keys) > 0 && try <= controlRetries && ctx.Err() == nil; try++ {
+		if try > 1 {
+			time.Sleep(time.Duration(try-1) * 100 * time.Millisecond)
+		}
+		var n int64
+		n, keys, errs = c.removeOnce(ctx, keys)
+		removed += n
 	}
+	if err := ctx.Err(); err != nil && len(keys) > 0 {
+		errs = append(errs, fmt.Errorf("s3: cleanup of %s interrupted: %w", c.target, err))
+	}
+	if len(keys) > 0 {
+		return removed, fmt.Errorf("s3: %d of %d objects not removed: %w", len(keys), int64(len(keys))+removed, errors.Join(errs...))
+	}
+	return removed, nil
+}
+
+// removeOnce deletes keys with multi-object deletes once, and returns how
+// many it removed, the keys it did not, and the first few errors.
+func (c *client) removeOnce(ctx context.Context, keys []string) (int64, []string, []error) {
 	objs := func(yield func(minio.ObjectInfo) bool) {
 		for _, k := range keys {
 			if !yield(minio.ObjectInfo{Key: k}) {
@@ -111,9 +134,9 @@ func (c *client) remove(ctx context.Context, keys []string) (int64, error) {
 	}
 	results, err := c.ctl.RemoveObjectsWithIter(ctx, c.target.Bucket, objs, minio.RemoveObjectsOptions{})
 	if err != nil {
-		return 0, err
+		return 0, keys, []error{err}
 	}
-	var removed int64
+	confirmed := make(map[string]bool, len(keys))
 	var errs []error
 	for r := range results {
 		if r.Err != nil {
@@ -122,15 +145,15 @@ func (c *client) remove(ctx context.Context, keys []string) (int64, error) {
 			}
 			continue
 		}
-		removed++
+		confirmed[r.ObjectName] = true
 	}
-	if err := ctx.Err(); err != nil && removed < int64(len(keys)) {
-		errs = append(errs, fmt.Errorf("s3: cleanup of %s interrupted: %w", c.target, err))
+	left := keys[:0:0]
+	for _, k := range keys {
+		if !confirmed[k] {
+			left = append(left, k)
+		}
 	}
-	if len(errs) > 0 {
-		return removed, fmt.Errorf("s3: %d of %d objects not removed: %w", int64(len(keys))-removed, len(keys), errors.Join(errs...))
-	}
-	return removed, nil
+	return int64(len(keys) - len(left)), left, errs
 }
 
 // removeBucketIfEmpty removes the bucket unless something is in it:

@@ -5,8 +5,14 @@ package s3_test
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
@@ -192,5 +198,54 @@ func TestGetStatListDelete(t *testing.T) {
 	}
 	if _, err := s.Get(t.Context(), op); engine.ErrorKind(err) != "not_found" {
 		t.Errorf("Get of a deleted object: %v (kind %q); want not_found", err, engine.ErrorKind(err))
+	}
+}
+
+// A multi-object delete whose response is cut short (a proxy or a
+// connection failing on the way) is sent again for the objects it did not
+// confirm: the run's objects and the bucket it made are still removed.
+func TestCleanupDeletesAgainWhenADeleteResponseIsLost(t *testing.T) {
+	c := cephtest.RGW(t)
+	bucket := cephtest.Bucket(t, c, "cbtest")
+	rgw, err := url.Parse(os.Getenv("AWS_ENDPOINT_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cut atomic.Int32
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(rgw)
+		r.Out.Host = r.In.Host // the client signed it
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Query().Has("delete") && cut.Add(1) == 1 {
+			// rgw deletes the objects, but its answer never arrives whole.
+			proxy.ServeHTTP(httptest.NewRecorder(), r)
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: 4096\r\n\r\n<?xml version=\"1.0\"")
+			buf.Flush()
+			conn.Close()
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+	s, err := s3.Open(t.Context(), workload(bucket+"/cut", 0, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeObjects(t, s, 3)
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatalf("the cleanup after a lost delete response: %v", err)
+	}
+	if cut.Load() < 2 {
+		t.Errorf("%d multi-object deletes; want the cut one and another", cut.Load())
+	}
+	if ok, _ := c.BucketExists(t.Context(), bucket); ok {
+		t.Errorf("the run's bucket is still there: %v", keys(t, c, bucket))
 	}
 }
