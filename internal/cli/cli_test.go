@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -295,4 +296,34 @@ func TestBenchWatchesTheDisksTheEngineDeclares(t *testing.T) {
 			t.Errorf("bench %s: disks %+v; want them sampled: %v", r.Spec.Target, r.Disks, tc.disks)
 		}
 	}
+}
+
+// watchedOutput is a writer that the CLI writes from one goroutine while
+// the test waits for a line from another.
+type watchedOutput struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func watchFor(line string) *watchedOutput {
+	return &watchedOutput{want: line, seen: make(chan struct{})}
+}
+
+func (w *watchedOutput) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if w.want != "" && strings.Contains(w.buf.String(), w.want) {
+		w.want = ""
+		close(w.seen)
+	}
+	return n, err
+}
+
+func (w *watchedOutput) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

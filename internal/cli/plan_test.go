@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -275,8 +276,19 @@ func TestPlanResumesAfterAKilledRun(t *testing.T) {
 func TestPlanInterruptedKeepsWhatItFinishedAndCleansUp(t *testing.T) {
 	dir, out := t.TempDir(), filepath.Join(t.TempDir(), "results")
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(1500*time.Millisecond, cancel)
-	code, stdout, _ := cephbench(t, ctx, "run", writePlan(t, slowPlan), "--set", "dir="+dir, "--out", out)
+	defer cancel()
+	// Ctrl-C half way through the second step, however long the first took.
+	watched := watchFor("[1/4] write")
+	go func() {
+		select {
+		case <-watched.seen:
+			time.Sleep(500 * time.Millisecond)
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	code := Main(ctx, Env{Stdout: watched, Stderr: io.Discard}, []string{"run", writePlan(t, slowPlan), "--set", "dir=" + dir, "--out", out, "-q"})
+	stdout := watched.String()
 	if code != ExitInterrupted {
 		t.Fatalf("exit %d; want %d\n%s", code, ExitInterrupted, stdout)
 	}

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,36 +44,6 @@ func checkOnlyPrecious(t *testing.T, pool string) {
 	if got := tool(t, "rados", "-p", pool, "get", "precious-object", "-"); got != preciousData {
 		t.Errorf("the planted object now reads %q", got)
 	}
-}
-
-// watchedOutput is a writer that the CLI writes from one goroutine while
-// the test waits for a line from another.
-type watchedOutput struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	want string
-	seen chan struct{}
-}
-
-func watchFor(line string) *watchedOutput {
-	return &watchedOutput{want: line, seen: make(chan struct{})}
-}
-
-func (w *watchedOutput) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n, err := w.buf.Write(p)
-	if w.want != "" && strings.Contains(w.buf.String(), w.want) {
-		w.want = ""
-		close(w.seen)
-	}
-	return n, err
-}
-
-func (w *watchedOutput) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 func TestLoadGenBadInputIsOneLineAndExit2(t *testing.T) {
