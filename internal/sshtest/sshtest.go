@@ -69,6 +69,10 @@ type Host struct {
 	PidFile string // written by sshd once it listens
 	LogFile string // sshd's log (LogLevel VERBOSE)
 	Known   bool   // whether its host key is in the fleet's known_hosts
+	// CacheDir is the host's XDG_CACHE_HOME, set for every session: what
+	// a test leaves in a host's cache stays in the test's folder, one
+	// folder per host, as on separate machines.
+	CacheDir string
 
 	hostKey string // the private host key; its public half beside it
 	exited  chan struct{}
@@ -232,12 +236,13 @@ func (f *Fleet) start(t testing.TB, alias string, known bool) *Host {
 		t.Fatal(err)
 	}
 	h := &Host{
-		Alias:   alias,
-		Addr:    f.address(len(f.all)),
-		PidFile: filepath.Join(dir, "sshd.pid"),
-		LogFile: filepath.Join(dir, "sshd.log"),
-		Known:   known,
-		hostKey: filepath.Join(dir, "ssh_host_ed25519_key"),
+		Alias:    alias,
+		Addr:     f.address(len(f.all)),
+		PidFile:  filepath.Join(dir, "sshd.pid"),
+		LogFile:  filepath.Join(dir, "sshd.log"),
+		Known:    known,
+		CacheDir: filepath.Join(dir, "cache"),
+		hostKey:  filepath.Join(dir, "ssh_host_ed25519_key"),
 	}
 	keygen(t, h.hostKey)
 	var err error
@@ -318,7 +323,7 @@ func (f *Fleet) sshdConfig(h *Host) string {
 		// bash run by sshd reads ~/.bashrc unless SHLVL says it is not
 		// the first shell; a test machine's (version managers and the
 		// like) can cost a second per login that fake hosts need not pay.
-		"SetEnv " + HostEnv + "=" + h.Alias + " SHLVL=1",
+		"SetEnv " + HostEnv + "=" + h.Alias + " SHLVL=1 " + quote("XDG_CACHE_HOME="+h.CacheDir),
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

@@ -24,9 +24,9 @@ func TestHostsAnswerPlainSSHAndStopWithTheirTest(t *testing.T) {
 	t.Run("fleet", func(t *testing.T) {
 		fleet := Start(t, 3)
 		for _, h := range fleet.Hosts {
-			out, err := exec.Command("ssh", "-F", fleet.ConfigFile, h.Alias, "echo $"+HostEnv).CombinedOutput()
-			if got := strings.TrimSpace(string(out)); err != nil || got != h.Alias {
-				t.Errorf("ssh %s: %q, %v; want its alias", h.Alias, out, err)
+			out, err := exec.Command("ssh", "-F", fleet.ConfigFile, h.Alias, "echo $"+HostEnv+" $XDG_CACHE_HOME").CombinedOutput()
+			if got := strings.TrimSpace(string(out)); err != nil || got != h.Alias+" "+h.CacheDir {
+				t.Errorf("ssh %s: %q, %v; want its alias and its own cache folder", h.Alias, out, err)
 			}
 			pids = append(pids, h.Pid(t))
 		}

@@ -291,6 +291,37 @@ func TestPushBinaryCopiesByteForByte(t *testing.T) {
 	}
 }
 
+// PushNew creates the path's folders and the binary, and leaves a file
+// already at the path as it was, refusing in one line naming the host.
+func TestPushNewNeverWritesOverAFile(t *testing.T) {
+	fleet := sshtest.Start(t, 1)
+	opts := Options{ConfigFile: fleet.ConfigFile}
+	local := filepath.Join(t.TempDir(), "bin")
+	if err := os.WriteFile(local, []byte("new binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	remote := filepath.Join(t.TempDir(), "cache", "v1", "cephbench")
+	if err := PushNew(t.Context(), "host1", local, remote, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(remote); err != nil || string(got) != "new binary" {
+		t.Fatalf("after a push: %q, %v", got, err)
+	}
+	if err := os.WriteFile(remote, []byte("someone's own"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := PushNew(t.Context(), "host1", local, remote, opts)
+	if err == nil || !strings.HasPrefix(err.Error(), "ssh host1: ") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a push over a file: %v; want one line naming the host", err)
+	}
+	if got, _ := os.ReadFile(remote); string(got) != "someone's own" {
+		t.Errorf("a push over a file left %q there", got)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(remote)); len(entries) != 1 {
+		t.Errorf("the remote folder holds %d files, want only the first", len(entries))
+	}
+}
+
 // A copy that ends early (the local ssh killed mid-way ends the remote
 // stdin as a finished copy does) is refused on the host and removed.
 func TestPushRefusesATruncatedCopy(t *testing.T) {
