@@ -70,20 +70,13 @@ func runFio(ctx context.Context, j Job, out IO) error {
 			return engine.Usagef("fio: job %q has no fio options", st.Name)
 		}
 	}
-	w := out.Stdout
-	if j.Fio.Output != "" {
-		f, err := os.Create(j.Fio.Output)
-		if err != nil {
-			return engine.Usagef("--output: %v", err)
-		}
-		defer f.Close()
-		w = f
+	w, closeOutput, err := fioOutput(j, out.Stdout)
+	if err != nil {
+		return err
 	}
+	defer closeOutput()
 	r := &fioRun{job: j, opts: *j.Fio, live: out.Live, hooks: out.hooks, latest: make([]*result.Result, len(j.Steps))}
-	rep := &fioreport.Report{
-		Version: "cephbench-" + result.Version, PID: os.Getpid(),
-		GlobalOptions: fioOptions(r.opts.GlobalOptions),
-	}
+	rep := r.report()
 	// fio's header goes out once the first job's target is open, so that
 	// a run refused before any I/O prints its error alone.
 	var headerErr error
@@ -119,6 +112,54 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		fmt.Fprintf(out.Stderr, "cephbench: %d results saved in %s\n", n, r.opts.Results)
 	}
 	return jobsError(ctx, errs)
+}
+
+// fioOutput is where j's fio output goes: its --output file, created
+// now, or stdout.
+func fioOutput(j Job, stdout io.Writer) (w io.Writer, closeIt func(), err error) {
+	if j.Fio.Output == "" {
+		return stdout, func() {}, nil
+	}
+	f, err := os.Create(j.Fio.Output)
+	if err != nil {
+		return nil, nil, engine.Usagef("--output: %v", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// report is the report of the job, before any result.
+func (r *fioRun) report() *fioreport.Report {
+	return &fioreport.Report{
+		Version: "cephbench-" + result.Version, PID: os.Getpid(),
+		GlobalOptions: fioOptions(r.opts.GlobalOptions),
+	}
+}
+
+// WriteFio prints fio's output of fio job j from results measured
+// elsewhere (on other hosts, merged), one per step of j, nil for a step
+// that did not run: in j's output formats, to j's --output file or to
+// stdout. It makes no I/O but that output.
+func WriteFio(stdout io.Writer, j Job, results []*result.Result) error {
+	if j.Fio == nil || len(results) != len(j.Steps) {
+		return engine.Usagef("fio: %d results for a job of %d steps", len(results), len(j.Steps))
+	}
+	w, closeOutput, err := fioOutput(j, stdout)
+	if err != nil {
+		return err
+	}
+	defer closeOutput()
+	r := &fioRun{job: j, opts: *j.Fio}
+	rep := r.report()
+	rep.Time = time.Now()
+	if slices.Contains(r.opts.OutputFormats, "normal") {
+		h := *rep
+		h.Groups = r.groups(nil)
+		if err := h.WriteHeader(w); err != nil {
+			return err
+		}
+	}
+	rep.Groups = r.groups(results)
+	return r.write(w, rep)
 }
 
 // write prints rep in each of the output formats, in order.

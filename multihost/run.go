@@ -17,6 +17,7 @@ import (
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/step"
+	"github.com/cephbench/cephbench/transport/ssh"
 )
 
 // Host is one host's agent, however it was reached (ssh, a pod, a pipe):
@@ -49,6 +50,17 @@ type Options struct {
 	// (nil: none), each with every host's tick of that second added, in
 	// order, from the same goroutine.
 	Opened func(s int) metrics.Subscriber
+	// HostTicks, if set, gets each host's own tick as it arrives, before
+	// the merged second it is part of goes to the step's subscriber, from
+	// the goroutine that calls that. It costs decoding every host's
+	// histograms in full.
+	HostTicks func(host string, t metrics.Tick)
+	// DeadlineMargin is how long past a job's known length (its steps'
+	// time, frontend.Estimate) a host may run before it stops on its own:
+	// time to open and lay out its targets and to clean up. Zero is
+	// DefaultDeadlineMargin. A job whose length is not known exactly
+	// gets no deadline; its agent stops when its stdin ends.
+	DeadlineMargin time.Duration
 	// GoOn, when set, keeps the run going on the other hosts when one
 	// fails or is lost (rather than stopping every host): the merged
 	// result then holds a window of rates before the loss and one after.
@@ -59,6 +71,9 @@ type Options struct {
 	// Now is the coordinator's clock; nil is time.Now.
 	Now func() time.Time
 }
+
+// DefaultDeadlineMargin is Options.DeadlineMargin's default.
+const DefaultDeadlineMargin = 10 * time.Minute
 
 // pings is how many round trips measure a host's clock offset.
 const pings = 5
@@ -71,6 +86,9 @@ type Outcome struct {
 	// Saved is, per step, where its result was saved; empty when it was
 	// not.
 	Saved []string
+	// Labels are, per step, the labels of the hosts whose results the
+	// merged result's Hosts hold, in that order.
+	Labels [][]string
 }
 
 // link is the coordinator's side of one host's agent.
@@ -144,6 +162,9 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.DeadlineMargin == 0 {
+		o.DeadlineMargin = DefaultDeadlineMargin
+	}
 	return o
 }
 
@@ -171,7 +192,7 @@ func checkIn(ctx context.Context, links []*link, j frontend.Job, opts Options) e
 	}
 	// Every host can run its share: only now does any get a job.
 	for _, l := range links {
-		if err := l.sendJob(j, len(links)); err != nil {
+		if err := l.sendJob(j, len(links), opts); err != nil {
 			return err
 		}
 	}
@@ -184,7 +205,10 @@ func (l *link) checkIn(opts Options) error {
 	m, err := l.dec.Decode()
 	if err != nil {
 		if l.host.Ended != nil {
-			if why := l.host.Ended(); why != nil {
+			var missing *ssh.Error
+			if why := l.host.Ended(); errors.As(why, &missing) && missing.ExitStatus == 127 {
+				return fmt.Errorf("%w (--push-binary copies this cephbench there)", why)
+			} else if why != nil {
 				return why
 			}
 		}
@@ -228,8 +252,9 @@ func (l *link) checkIn(opts Options) error {
 	return nil
 }
 
-// sendJob sends the host its share of j.
-func (l *link) sendJob(j frontend.Job, hosts int) error {
+// sendJob sends the host its share of j, with a deadline on the host's
+// clock when j's length is known.
+func (l *link) sendJob(j frontend.Job, hosts int, opts Options) error {
 	own, err := frontend.ForHost(j, l.host.Label, hosts)
 	if err != nil {
 		return err
@@ -237,7 +262,11 @@ func (l *link) sendJob(j frontend.Job, hosts int) error {
 	for i := range own.Steps {
 		own.Steps[i].Save = "" // the agent sends its results back
 	}
-	if err := l.enc.Encode(agent.Job{Job: own}); err != nil {
+	msg := agent.Job{Job: own}
+	if took, exact := frontend.Estimate(own); exact && took > 0 {
+		msg.Deadline = HostTime(opts.Now().Add(took+opts.DeadlineMargin), l.offset)
+	}
+	if err := l.enc.Encode(msg); err != nil {
 		return l.errorf("sending the job: %v", err)
 	}
 	return nil
@@ -405,6 +434,11 @@ func (r *run) handle(i int, m agent.Message) error {
 		if err != nil {
 			return l.errorf("its tick: %v", err)
 		}
+		if r.opts.HostTicks != nil {
+			if full, err := m.Tick.Decode(); err == nil {
+				r.opts.HostTicks(l.host.Label, full)
+			}
+		}
 		if st := r.stepAt(m.Step); st != nil {
 			st.series.AddPacked(i, t, hists)
 		}
@@ -508,7 +542,7 @@ func (r *run) stop() {
 // outcome merges, step by step, the results the hosts sent, and saves
 // each where its step says.
 func (r *run) outcome() (*Outcome, error) {
-	out := &Outcome{Results: make([]*result.Result, len(r.steps)), Saved: make([]string, len(r.steps))}
+	out := &Outcome{Results: make([]*result.Result, len(r.steps)), Saved: make([]string, len(r.steps)), Labels: make([][]string, len(r.steps))}
 	var errs []error
 	for s, st := range r.steps {
 		if st == nil {
@@ -521,6 +555,11 @@ func (r *run) outcome() (*Outcome, error) {
 		}
 		if res != nil {
 			out.Results[s] = res
+			for _, l := range r.links {
+				if l.results[s] != nil {
+					out.Labels[s] = append(out.Labels[s], l.host.Label)
+				}
+			}
 			if save := r.job.Steps[s].Save; save != "" {
 				err := st.save(res, save)
 				if err == nil {

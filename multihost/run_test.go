@@ -1,6 +1,7 @@
 package multihost
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -264,5 +265,75 @@ func TestALostHostWithGoOnLeavesTheOthersRunning(t *testing.T) {
 	}
 	if from := m.Windows[1].FromSeconds; from < 1 || from > 3 {
 		t.Errorf("the window after the loss starts at %gs; h2 was lost about 2 s in", from)
+	}
+}
+
+// recorder keeps a copy of what the coordinator sends a host.
+type recorder struct {
+	io.WriteCloser
+	mu   sync.Mutex
+	sent bytes.Buffer
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	r.sent.Write(p)
+	r.mu.Unlock()
+	return r.WriteCloser.Write(p)
+}
+
+// job is the job message among those sent.
+func (r *recorder) job(t *testing.T) *agent.Job {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	dec := agent.NewDecoder(bytes.NewReader(r.sent.Bytes()))
+	for {
+		m, err := dec.Decode()
+		if err != nil {
+			t.Fatalf("no job among what was sent: %v", err)
+		}
+		if j, ok := m.(*agent.Job); ok {
+			return j
+		}
+	}
+}
+
+// Each host's job carries a hard deadline past the job's length plus the
+// margin, on the host's clock (one 2 s ahead here), so that a host whose
+// coordinator vanished stops on its own; a job whose length is not known
+// carries none.
+func TestAHostsJobCarriesItsDeadline(t *testing.T) {
+	ahead := 2 * time.Second
+	hosts := startAgents(t, 2, func(i int) agent.Options {
+		return agent.Options{Host: fmt.Sprintf("h%d", i+1), Now: func() time.Time { return time.Now().Add(ahead) }}
+	})
+	rec := &recorder{WriteCloser: hosts[0].In}
+	hs := hostsOf(hosts)
+	hs[0].In = rec
+	margin := 30 * time.Second
+	sent := time.Now()
+	if _, err := Run(context.Background(), benchJob(nullWorkload(time.Second)), hs, Options{MaxSkew: time.Minute, DeadlineMargin: margin}); err != nil {
+		t.Fatal(err)
+	}
+	took, _ := frontend.Estimate(benchJob(nullWorkload(time.Second)))
+	got := rec.job(t).Deadline
+	earliest := sent.Add(ahead + took + margin)
+	if got.Before(earliest) || got.After(earliest.Add(5*time.Second)) {
+		t.Errorf("deadline %s after the job was sent; want %s (its length %s, margin %s, the host's clock %s ahead)",
+			got.Sub(sent), earliest.Sub(sent), took, margin, ahead)
+	}
+
+	hosts = startAgents(t, 1, nil)
+	rec = &recorder{WriteCloser: hosts[0].In}
+	hs = hostsOf(hosts)
+	hs[0].In = rec
+	w := nullWorkload(0)
+	w.TotalOps = 1000 // an ops bound: how long it runs is not known
+	if _, err := Run(context.Background(), benchJob(w), hs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := rec.job(t).Deadline; !d.IsZero() {
+		t.Errorf("a job of unknown length got the deadline %s", d)
 	}
 }

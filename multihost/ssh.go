@@ -15,14 +15,23 @@ var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // ends every ssh (and so every agent's stdin). An ssh that cannot start
 // is the error; one that cannot log in says so when its host is read.
 func OverSSH(ctx context.Context, names, agent []string, opts ssh.Options) (hosts []Host, closeAll func(), err error) {
+	agents := make([][]string, len(names))
+	for i := range agents {
+		agents[i] = agent
+	}
+	return overSSH(ctx, names, agents, opts)
+}
+
+// overSSH is OverSSH with each host's own agent command line.
+func overSSH(ctx context.Context, names []string, agents [][]string, opts ssh.Options) (hosts []Host, closeAll func(), err error) {
 	var sessions []*ssh.Session
 	closeAll = func() {
 		for _, s := range sessions {
 			s.Close()
 		}
 	}
-	for _, name := range names {
-		s, err := ssh.Start(ctx, name, agent, opts)
+	for i, name := range names {
+		s, err := ssh.Start(ctx, name, agents[i], opts)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

@@ -35,15 +35,7 @@ func (l *Live) Tick(t metrics.Tick) {
 	if t.Short {
 		return
 	}
-	var ops, bytes, p99 int64
-	for name, k := range t.Second.Kinds {
-		if !t.Counted(name) {
-			continue
-		}
-		ops += k.Ops
-		bytes += k.Bytes
-		p99 = max(p99, k.Percentiles.At(99))
-	}
+	ops, bytes, p99 := counted(t)
 	l.ops += ops
 	l.bytes += bytes
 	elapsed := time.Duration(t.Second.T * float64(time.Second)).Round(time.Second)

@@ -60,3 +60,28 @@ func (p *Progress) Tick(t metrics.Tick) {
 		t.Second.T, t.InFlight, t.Started, t.Finished, StreamFloat(avg), StreamFloat(cur),
 		IOPS(float64(ops)/t.Second.Dur), avgLat, StreamFloat(float64(p99)/1e9))
 }
+
+// HostRow prints, beneath the row of a second of a run on many hosts, one
+// host's part of it: the host's label, its MB/s and IOPS over the
+// second's length dur (seconds; the merged row's, so that the hosts' rows
+// add up to it) in the columns of the merged row's, and the host's own
+// p99 latency of that second.
+func HostRow(w io.Writer, label string, t metrics.Tick, dur float64) {
+	ops, bytes, p99 := counted(t)
+	fmt.Fprintf(w, "      %-37s %9s %9s %11s %11s\n", label, StreamFloat(float64(bytes)/(1<<20)/dur),
+		IOPS(float64(ops)/dur), "", StreamFloat(float64(p99)/1e9))
+}
+
+// counted is the second's ops and bytes of the kinds that count ops, and
+// the highest of their p99 latencies (ns).
+func counted(t metrics.Tick) (ops, bytes, p99 int64) {
+	for name, k := range t.Second.Kinds {
+		if !t.Counted(name) {
+			continue
+		}
+		ops += k.Ops
+		bytes += k.Bytes
+		p99 = max(p99, k.Percentiles.At(99))
+	}
+	return ops, bytes, p99
+}

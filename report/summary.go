@@ -167,3 +167,18 @@ func TableOf(w io.Writer, results []*result.Result, cols ...Column) {
 	}
 	tw.Flush()
 }
+
+// HostLine prints one host's line beneath a merged summary: its label and,
+// per op kind, its ops, rates and p99 latency.
+func HostLine(w io.Writer, label string, r *result.Result) {
+	fmt.Fprintf(w, "  %s:", label)
+	for i, kind := range r.Kinds() {
+		s := r.Ops[kind]
+		if i > 0 {
+			fmt.Fprint(w, ";")
+		}
+		fmt.Fprintf(w, " %s %d ops, %s IOPS, %s MiB/s, p99 %s", kind, s.Ops, IOPS(s.IOPS.Mean), MiBps(s.BandwidthBps.Mean),
+			Latency(float64(s.Latency.Percentiles.At(99))))
+	}
+	fmt.Fprintln(w)
+}

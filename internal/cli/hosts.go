@@ -2,14 +2,12 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/cephbench/cephbench/frontend"
-	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/multihost"
 	"github.com/cephbench/cephbench/transport/ssh"
 )
@@ -19,6 +17,7 @@ import (
 type hostFlags struct {
 	list, file, sshConfig, remote, onFailure string
 	maxSkew                                  time.Duration
+	push, perHost                            bool
 }
 
 func (h *hostFlags) register(fl *pflag.FlagSet) {
@@ -28,49 +27,39 @@ func (h *hostFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&h.remote, "remote-cephbench", "cephbench", "the cephbench program on the hosts")
 	fl.DurationVar(&h.maxSkew, "max-clock-skew", multihost.DefaultMaxSkew, "refuse a host whose clock is further than this from this host's")
 	fl.StringVar(&h.onFailure, "on-host-failure", "stop", "when a host fails or is lost: stop every host, or continue on the others")
+	fl.BoolVar(&h.push, "push-binary", false, "copy this cephbench to a host whose own is missing or another version (~/.cache/cephbench/VERSION)")
+	fl.BoolVar(&h.perHost, "per-host", false, "show each host's seconds and summary beneath the merged ones")
 }
 
 func (h *hostFlags) given() bool { return h != nil && (h.list != "" || h.file != "") }
 
-// runOnHosts runs j on the hosts of the flags at once, printing the merged
-// seconds and the merged result of each step, saved where the step says.
-func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
+// hostCommand is how the flags run a job on their hosts.
+func (env Env) hostCommand() (multihost.Command, error) {
 	h := env.hosts
 	if h.onFailure != "stop" && h.onFailure != "continue" {
-		return usagef("--on-host-failure %q: want stop or continue", h.onFailure)
+		return multihost.Command{}, usagef("--on-host-failure %q: want stop or continue", h.onFailure)
 	}
 	names, err := ssh.Hosts(h.list, env.path(h.file))
 	if err != nil {
-		return err
+		return multihost.Command{}, err
 	}
-	hosts, closeAll, err := multihost.OverSSH(ctx, names, []string{h.remote, "agent", "--stdio"}, ssh.Options{ConfigFile: env.path(h.sshConfig)})
+	c := multihost.Command{Hosts: names, SSH: ssh.Options{ConfigFile: env.path(h.sshConfig)}, Remote: h.remote,
+		Push: h.push, MaxSkew: h.maxSkew, PerHost: h.perHost, GoOn: h.onFailure == "continue"}
+	if h.push {
+		if c.Local, err = os.Executable(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// runOnHosts runs j on the hosts of the flags at once, printing each step
+// as its command prints it from the hosts' seconds and results added,
+// saved where the step says.
+func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
+	c, err := env.hostCommand()
 	if err != nil {
 		return err
 	}
-	defer closeAll()
-	opts := multihost.Options{MaxSkew: h.maxSkew, GoOn: h.onFailure == "continue"}
-	opts.Lost = func(_ string, err error) {
-		fmt.Fprintf(env.Stderr, "cephbench: %s; going on with the others\n", oneLine(err.Error()))
-	}
-	// Each step prints as its command prints it (rados bench's table for
-	// rados bench...), from the hosts' seconds added.
-	presenters := frontend.Presenters(j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr})
-	opts.Opened = func(s int) metrics.Subscriber {
-		// Said once every host has checked in and the run is on: a host
-		// refused before gives its one line alone.
-		if s == 0 {
-			fmt.Fprintf(env.Stderr, "%s on %d hosts, each running it in full: %s\n", j.Command, len(names), strings.Join(names, ", "))
-		}
-		return presenters[s].Opened()
-	}
-	out, runErr := multihost.Run(ctx, j, hosts, opts)
-	for k, res := range out.Results {
-		if res == nil {
-			continue
-		}
-		if err := presenters[k].Done(res, out.Saved[k]); err != nil {
-			return err
-		}
-	}
-	return ranErr(runErr)
+	return ranErr(c.Run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr}))
 }

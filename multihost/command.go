@@ -1,0 +1,190 @@
+package multihost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/transport/ssh"
+)
+
+// Command is how a command line runs its job on many hosts over ssh: the
+// --hosts flags and their companions.
+type Command struct {
+	// Hosts are ssh's names of the hosts.
+	Hosts []string
+	// SSH is how ssh is run.
+	SSH ssh.Options
+	// Remote is the cephbench program on the hosts.
+	Remote string
+	// Push, when a host's Remote is missing or another version, runs a
+	// copy of Local (this binary) there instead (Program).
+	Push  bool
+	Local string
+	// MaxSkew is Options.MaxSkew.
+	MaxSkew time.Duration
+	// PerHost adds each host's row beneath each merged second of the
+	// table, and each host's line beneath the merged summary.
+	PerHost bool
+	// GoOn is Options.GoOn: a host lost goes on without it, said in a
+	// line on out.Stderr.
+	GoOn bool
+}
+
+// Run runs j on the hosts at once and prints what the command prints, from
+// the merged seconds and results, to out (its text to out.Stderr when
+// stdout is for JSON or fio's output); each step's merged result is
+// saved where the step says. Errors are Run's, and ssh's for a host it
+// cannot reach.
+func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error {
+	programs, err := c.programs(ctx)
+	if err != nil {
+		return err
+	}
+	agents := make([][]string, len(programs))
+	for i, p := range programs {
+		agents[i] = []string{p, "agent", "--stdio"}
+	}
+	hosts, closeAll, err := overSSH(ctx, c.Hosts, agents, c.SSH)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	text := out.Stdout
+	if j.Format == "json" {
+		text = out.Stderr
+	}
+	// Each step prints as its command prints it (rados bench's table for
+	// rados bench...), from the hosts' seconds added; fio prints its
+	// output of every job at the end.
+	presenters := frontend.Presenters(j, out)
+	rows := &hostRows{w: text, host: map[string][]metrics.Tick{}}
+	for _, h := range hosts {
+		rows.labels = append(rows.labels, h.Label)
+	}
+	opts := Options{MaxSkew: c.MaxSkew, GoOn: c.GoOn}
+	opts.Opened = func(s int) metrics.Subscriber {
+		// Said once every host has checked in and the run is on: a host
+		// refused before gives its one line alone.
+		if s == 0 {
+			fmt.Fprintf(out.Stderr, "%s on %d hosts, each running it in full: %s\n", j.Command, len(c.Hosts), strings.Join(c.Hosts, ", "))
+		}
+		if j.Command == "fio" {
+			return nil
+		}
+		return rows.beneath(presenters[s].Opened())
+	}
+	opts.Lost = func(_ string, err error) {
+		fmt.Fprintf(out.Stderr, "cephbench: %s; going on with the others\n", strings.Join(strings.Fields(err.Error()), " "))
+	}
+	if c.PerHost {
+		opts.HostTicks = rows.hostTick
+	}
+	outcome, runErr := Run(ctx, j, hosts, opts)
+	if j.Command == "fio" {
+		return errors.Join(writeFio(out, j, outcome), runErr)
+	}
+	for k, res := range outcome.Results {
+		if res == nil {
+			continue
+		}
+		if err := presenters[k].Done(res, outcome.Saved[k]); err != nil {
+			return err
+		}
+		for i, h := range res.Hosts {
+			if c.PerHost && i < len(outcome.Labels[k]) {
+				report.HostLine(text, outcome.Labels[k][i], h)
+			}
+		}
+	}
+	return runErr
+}
+
+// writeFio prints fio's output of the merged results.
+func writeFio(out frontend.IO, j frontend.Job, outcome *Outcome) error {
+	if slices.IndexFunc(outcome.Results, func(r *result.Result) bool { return r != nil }) < 0 {
+		return nil // nothing ran
+	}
+	saved := 0
+	for _, s := range outcome.Saved {
+		if s != "" {
+			saved++
+		}
+	}
+	if err := frontend.WriteFio(out.Stdout, j, outcome.Results); err != nil {
+		return err
+	}
+	fmt.Fprintf(out.Stderr, "cephbench: %d merged results saved in %s\n", saved, j.Fio.Results)
+	return nil
+}
+
+// programs are the cephbench programs to run on each host: Remote, or
+// with Push what Program finds or copies, hosts probed in parallel.
+func (c Command) programs(ctx context.Context) ([]string, error) {
+	programs := make([]string, len(c.Hosts))
+	errs := make([]error, len(c.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range c.Hosts {
+		if !c.Push {
+			programs[i] = c.Remote
+			continue
+		}
+		wg.Go(func() { programs[i], errs[i] = Program(ctx, h, c.Remote, c.Local, c.SSH) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // one line: the first host's
+		}
+	}
+	return programs, nil
+}
+
+// hostRows prints, beneath each second of a step's table, each host's
+// own (Options.HostTicks). Its methods are called from one goroutine.
+type hostRows struct {
+	w      io.Writer
+	labels []string                  // the hosts, in order
+	host   map[string][]metrics.Tick // each host's ticks not yet printed
+	on     bool                      // a table is printed: its hosts' rows are kept for it
+}
+
+// beneath is table followed, each second, by the hosts' rows of that
+// second; a nil table is none.
+func (p *hostRows) beneath(table metrics.Subscriber) metrics.Subscriber {
+	if table == nil {
+		return nil
+	}
+	p.on = true
+	return func(t metrics.Tick) {
+		table(t)
+		for _, label := range p.labels {
+			ticks := p.host[label]
+			n := 0
+			// The host's ticks of this second: a merged second is the
+			// latest of its hosts', and a host's next is a second later.
+			for n < len(ticks) && ticks[n].T <= t.T+0.5 {
+				if !t.Short {
+					report.HostRow(p.w, label, ticks[n], t.Dur)
+				}
+				n++
+			}
+			p.host[label] = ticks[n:]
+		}
+	}
+}
+
+func (p *hostRows) hostTick(label string, t metrics.Tick) {
+	if p.on {
+		p.host[label] = append(p.host[label], t)
+	}
+}
