@@ -62,14 +62,14 @@ func (p *Progress) Tick(t metrics.Tick) {
 }
 
 // HostRow prints, beneath the row of a second of a run on many hosts, one
-// host's part of it: the host's label, its MB/s and IOPS over the
+// host's part of it: the host's label, its MB/s (MiB) and IOPS over the
 // second's length dur (seconds; the merged row's, so that the hosts' rows
-// add up to it) in the columns of the merged row's, and the host's own
-// p99 latency of that second.
+// add up to it) and its own p99 latency of that second (seconds). It is
+// labelled, not in columns, to fit under any command's table.
 func HostRow(w io.Writer, label string, t metrics.Tick, dur float64) {
 	ops, bytes, p99 := counted(t)
-	fmt.Fprintf(w, "      %-37s %9s %9s %11s %11s\n", label, StreamFloat(float64(bytes)/(1<<20)/dur),
-		IOPS(float64(ops)/dur), "", StreamFloat(float64(p99)/1e9))
+	fmt.Fprintf(w, "      %s: cur MB/s %s, cur IOPS %s, p99 lat(s) %s\n", label, StreamFloat(float64(bytes)/(1<<20)/dur),
+		IOPS(float64(ops)/dur), StreamFloat(float64(p99)/1e9))
 }
 
 // counted is the second's ops and bytes of the kinds that count ops, and

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -166,4 +168,145 @@ func TestASkewedClockIsRefusedAndReportedOverSSH(t *testing.T) {
 	if !strings.Contains(text, "the hosts' clocks, from this host's: ") {
 		t.Errorf("the summary does not report the hosts' clocks:\n%s", text)
 	}
+}
+
+// coordinate runs the coordinator with args on the fleet's hosts and
+// returns its exit code, stdout and stderr apart.
+func coordinate(t *testing.T, bin string, fleet *sshtest.Fleet, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	args = append(args, "--hosts", strings.Join(fleet.Aliases(), ","), "--ssh-config", fleet.ConfigFile, "--remote-cephbench", bin)
+	cmd := exec.Command(bin, args...)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, o.String(), e.String()
+}
+
+// fio's command line on three hosts, each in its own files of one
+// directory: fio's JSON on stdout is the merged job, whose ops are the
+// hosts' added and whose p99 is that of their histograms added, and the
+// merged result saved beside it is exact too.
+func TestFioOnHostsOverSSH(t *testing.T) {
+	fleet := sshtest.Start(t, 3)
+	dir, bin := build(t)
+	data := t.TempDir()
+	code, stdout, stderr := coordinate(t, bin, fleet, "fio", "--name=w", "--directory="+data, "--rw=randwrite", "--bs=4k", "--size=1M",
+		"--runtime=2", "--time_based", "--output-format=json", "--results", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	saved, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(saved) != 1 {
+		t.Fatalf("saved %v; want the one merged result", saved)
+	}
+	wantMergedExactly(t, saved[0], 3, "write")
+	m, err := result.Load(saved[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Jobs []struct {
+			Jobname string
+			Write   struct {
+				TotalIOs int64 `json:"total_ios"`
+				ClatNs   struct {
+					Percentile map[string]int64
+				} `json:"clat_ns"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Jobs) != 1 {
+		t.Fatalf("fio's JSON: %v, %d jobs\n%s", err, len(out.Jobs), stdout)
+	}
+	var sum int64
+	added := metrics.NewHistogram()
+	for _, h := range m.Hosts {
+		sum += h.Ops["write"].Ops
+		hh, err := hdr.Decode([]byte(h.Histograms["write"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		added.Merge(hh)
+	}
+	w := out.Jobs[0].Write
+	if w.TotalIOs != sum {
+		t.Errorf("fio's JSON: %d writes; the hosts made %d", w.TotalIOs, sum)
+	}
+	if got, want := w.ClatNs.Percentile["99.000000"], added.ValueAtQuantile(99); got != want {
+		t.Errorf("fio's JSON: p99 %d ns; the hosts' histograms added give %d", got, want)
+	}
+	if !strings.HasPrefix(stderr, "fio on 3 hosts") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if entries, _ := os.ReadDir(data); len(entries) != 0 {
+		t.Errorf("the hosts left %d files in the shared directory", len(entries))
+	}
+}
+
+// With --per-host, each second of the table has a row per host beneath
+// it, whose IOPS and MB/s add up to the merged row's, and the summary a
+// line per host, whose ops add up to the merged ops.
+func TestPerHostRowsAddUpToTheMergedRow(t *testing.T) {
+	fleet := sshtest.Start(t, 2)
+	dir, bin := build(t)
+	code, stdout, stderr := coordinate(t, bin, fleet, "bench", "--target", "null://", "--duration", "3s", "--per-host", "--results", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	seconds := 0
+	for i, line := range lines {
+		f := strings.Fields(line)
+		if len(f) != 9 || f[0] == "sec" {
+			continue
+		}
+		seconds++
+		var mbps, iops float64
+		for k, host := range fleet.Aliases() {
+			var hostMBps, hostIOPS, p99 float64
+			if _, err := fmt.Sscanf(lines[i+1+k], "      "+host+": cur MB/s %g, cur IOPS %g, p99 lat(s) %g", &hostMBps, &hostIOPS, &p99); err != nil {
+				t.Fatalf("second %s: row %d beneath is %q; want %s's: %v", f[0], k+1, lines[i+1+k], host, err)
+			}
+			mbps += hostMBps
+			iops += hostIOPS
+		}
+		if merged := number(t, f[5]); math.Abs(mbps-merged) > 1e-4*merged {
+			t.Errorf("second %s: the hosts' MB/s add up to %g; the merged row's %g", f[0], mbps, merged)
+		}
+		if merged := number(t, f[6]); math.Abs(iops-merged) > 2 {
+			t.Errorf("second %s: the hosts' IOPS add up to %g; the merged row's %g", f[0], iops, merged)
+		}
+	}
+	if seconds < 2 {
+		t.Errorf("%d seconds in the table\n%s", seconds, stdout)
+	}
+	var merged, hosts int64
+	for _, line := range lines {
+		var n int64
+		if _, err := fmt.Sscanf(line, "  read  %d ops", &n); err == nil {
+			merged = n
+		}
+		for _, host := range fleet.Aliases() {
+			if _, err := fmt.Sscanf(line, "  "+host+": read %d ops", &n); err == nil {
+				hosts += n
+			}
+		}
+	}
+	if merged == 0 || hosts != merged {
+		t.Errorf("the summary's host lines add up to %d ops; the merged line says %d\n%s", hosts, merged, stdout)
+	}
+}
+
+func number(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -30,6 +30,9 @@ cephbench's own options:
   --force         write over a file, device or image cephbench did not create
   --keep          leave the files and images cephbench created
   --results DIR   where cephbench's own JSON results go (default cephbench-results)
+  --hosts h1,h2,... or --hostfile F, with --ssh-config, --remote-cephbench,
+  --push-binary, --max-clock-skew: run the jobs on those hosts at once over
+                  ssh, and print fio's output of their merged results
 
 Examples:
   cephbench fio --rw=rw --bs=1m --size=10M --numjobs=20 --group_reporting --name=test-rw
@@ -45,6 +48,10 @@ func newFioCmd(env Env) *cobra.Command {
 		// job files between them): fiojob reads them all.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := env.hosts.take(args)
+			if err != nil {
+				return usageErr(err)
+			}
 			plan, err := fiojob.Parse(args, env.getenv, env.readFile)
 			switch {
 			case err != nil:
