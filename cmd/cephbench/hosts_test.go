@@ -310,3 +310,47 @@ func number(t *testing.T, s string) float64 {
 	}
 	return v
 }
+
+// A plan run with --hosts runs each of its steps on every host, and saves
+// each step's merged result in the step's folder, as a plan does.
+func TestPlanOnHostsOverSSH(t *testing.T) {
+	fleet := sshtest.Start(t, 2)
+	dir, bin := build(t)
+	data := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(plan, []byte(`name: two
+steps:
+  - name: writes
+    run: bench --target `+data+` --rw randwrite --size 1M --duration 1s
+  - name: reads
+    run: bench --target null:// --duration 1s
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "results")
+	code, stdout, stderr := coordinate(t, bin, fleet, "run", plan, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	m, err := result.LoadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Steps) != 2 {
+		t.Fatalf("%d steps in the manifest", len(m.Steps))
+	}
+	for i, kind := range []string{"write", "read"} {
+		st := m.Steps[i]
+		if st.Status != result.StepDone || len(st.Results) != 1 {
+			t.Fatalf("step %s: %s, results %v", st.ID, st.Status, st.Results)
+		}
+		wantMergedExactly(t, filepath.Join(out, st.Results[0]), 2, kind)
+		log, _ := os.ReadFile(filepath.Join(out, st.Log))
+		if !strings.Contains(string(log), "bench on 2 hosts: host1, host2") {
+			t.Errorf("step %s's log:\n%s", st.ID, log)
+		}
+	}
+	if entries, _ := os.ReadDir(data); len(entries) != 0 {
+		t.Errorf("the hosts left %d files in the shared directory", len(entries))
+	}
+}

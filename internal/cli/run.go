@@ -92,6 +92,13 @@ full text is in its folder's output.txt.`,
 			}
 			r.Stdout, r.Stderr, r.JSON = env.Stdout, env.Stderr, f.format == "json"
 			r.Parse, r.Command = env.parseJob, env.runCommand
+			if env.hosts.given() {
+				c, err := env.hostCommand()
+				if err != nil {
+					return err
+				}
+				r.Job = c.Run
+			}
 			// A quick plan's steps print their text as they run: its
 			// live line goes only where it does not mix with them.
 			if env.StderrTerminal && !f.quiet && (r.Name != "quick" || !env.StdoutTerminal) {
@@ -119,6 +126,7 @@ full text is in its folder's output.txt.`,
 	fl.StringVar(&f.format, "format", "text", "text, or json (only the JSON results on stdout; the rest goes to stderr)")
 	resultsFlag(fl, &f.results)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-second tables and no live progress line")
+	env.hosts.register(fl)
 	return cmd
 }
 

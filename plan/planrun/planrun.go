@@ -53,6 +53,9 @@ type Run struct {
 	// step that reports), writing its text to w; it returns the
 	// command's error.
 	Command func(ctx context.Context, w io.Writer, args []string) error
+	// Job, if set, runs each step's job instead of frontend.Run, which
+	// it is like: on other hosts, say.
+	Job func(ctx context.Context, j frontend.Job, out frontend.IO) error
 
 	source  []byte // the plan as YAML, kept in the folder for --resume
 	vars    map[string]string
@@ -336,6 +339,8 @@ func (r *Run) runItem(ctx context.Context, i int, it plan.Item, j frontend.Job, 
 	started := time.Now()
 	if j.Command == "" {
 		jobErr = r.Command(ctx, out.Stdout, it.Args)
+	} else if r.Job != nil {
+		jobErr = r.Job(ctx, j, out)
 	} else {
 		jobErr = frontend.Run(ctx, j, out)
 	}
