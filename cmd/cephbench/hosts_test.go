@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cephbench/cephbench/agent"
 	"github.com/cephbench/cephbench/internal/sshtest"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
@@ -352,5 +354,71 @@ steps:
 	}
 	if entries, _ := os.ReadDir(data); len(entries) != 0 {
 		t.Errorf("the hosts left %d files in the shared directory", len(entries))
+	}
+}
+
+// A host whose cephbench is missing, or is another version (a program
+// that says another version's hello), is refused in one line naming it
+// and suggesting --push-binary; with --push-binary this binary is copied
+// to the host's cache once, under its version, and runs there; a file at
+// that path that is not this cephbench is refused and left as it is.
+func TestPushBinaryOverSSH(t *testing.T) {
+	fleet := sshtest.Start(t, 2)
+	dir, bin := build(t)
+	hello := filepath.Join(dir, "other-cephbench")
+	var line strings.Builder
+	agent.NewEncoder(&line).Encode(&agent.Hello{Version: "0.0.9-other", Protocol: agent.Protocol, Histogram: metrics.StandardHistogram(), Host: "other"})
+	if err := os.WriteFile(hello, []byte("#!/bin/sh\nprintf '%s\\n' '"+strings.TrimSpace(line.String())+"'\ncat >/dev/null\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hosts := fleet.Aliases()
+	run := func(remote string, more ...string) (int, string) {
+		return onHosts(t, bin, remote, fleet, hosts, append([]string{"bench", "--target", "null://", "--duration", "1s", "--results", dir}, more...)...)
+	}
+	for _, remote := range []string{filepath.Join(dir, "missing"), hello} {
+		code, text := run(remote)
+		if code == 0 || !strings.Contains(text, "host1") || !strings.Contains(text, "--push-binary") || strings.Count(strings.TrimSpace(text), "\n") > 0 {
+			t.Errorf("%s on the hosts: exit %d; want one line naming the host and --push-binary\n%s", filepath.Base(remote), code, text)
+		}
+	}
+
+	copies := make([]string, len(fleet.Hosts))
+	for i, h := range fleet.Hosts {
+		copies[i] = filepath.Join(h.CacheDir, "cephbench", result.Version, "cephbench")
+	}
+	code, text := run(filepath.Join(dir, "missing"), "--push-binary")
+	if code != 0 || !strings.Contains(text, "bench on 2 hosts") {
+		t.Fatalf("missing on the hosts, --push-binary: exit %d\n%s", code, text)
+	}
+	var first []time.Time
+	for _, c := range copies {
+		st, err := os.Stat(c)
+		if err != nil || st.Mode().Perm()&0o111 == 0 {
+			t.Fatalf("the copy on the host: %v", err)
+		}
+		first = append(first, st.ModTime())
+	}
+	if code, text := run(hello, "--push-binary"); code != 0 {
+		t.Fatalf("another version on the hosts, --push-binary: exit %d\n%s", code, text)
+	}
+	for i, c := range copies {
+		if st, err := os.Stat(c); err != nil || !st.ModTime().Equal(first[i]) {
+			t.Errorf("the copy already there was copied again: %v", err)
+		}
+	}
+
+	// Renamed over it: the last run's agent may still be exiting.
+	if err := os.WriteFile(copies[1]+".other", []byte("#!/bin/sh\necho someone else\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copies[1]+".other", copies[1]); err != nil {
+		t.Fatal(err)
+	}
+	code, text = run(hello, "--push-binary")
+	if code == 0 || !strings.Contains(text, "host2") || !strings.Contains(text, "not written over") {
+		t.Errorf("someone's file at the copy's path: exit %d\n%s", code, text)
+	}
+	if b, _ := os.ReadFile(copies[1]); !strings.Contains(string(b), "someone else") {
+		t.Errorf("someone's file was written over")
 	}
 }
