@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/internal/cmdline"
 	"github.com/cephbench/cephbench/internal/peer/fiojob"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
@@ -30,9 +32,8 @@ cephbench's own options:
   --force         write over a file, device or image cephbench did not create
   --keep          leave the files and images cephbench created
   --results DIR   where cephbench's own JSON results go (default cephbench-results)
-  --hosts h1,h2,... or --hostfile F, with --ssh-config, --remote-cephbench,
-  --push-binary, --max-clock-skew: run the jobs on those hosts at once over
-                  ssh, and print fio's output of their merged results
+  --hosts h1,h2,...  run on these hosts at once over ssh; fio's output is of the merged
+                  jobs (--hostfile and the other host flags: see cephbench bench --help)
 
 Examples:
   cephbench fio --rw=rw --bs=1m --size=10M --numjobs=20 --group_reporting --name=test-rw
@@ -48,7 +49,10 @@ func newFioCmd(env Env) *cobra.Command {
 		// job files between them): fiojob reads them all.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			args, err := env.hosts.take(args)
+			// The host flags are cephbench's, among fio's.
+			hosts := pflag.NewFlagSet("hosts", pflag.ContinueOnError)
+			env.hosts.register(hosts)
+			args, err := cmdline.Take(hosts, args)
 			if err != nil {
 				return usageErr(err)
 			}

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cephbench/cephbench/frontend"
-	"github.com/cephbench/cephbench/internal/cmdline"
 	"github.com/cephbench/cephbench/multihost"
 	"github.com/cephbench/cephbench/transport/ssh"
 )
@@ -30,14 +29,6 @@ func (h *hostFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&h.onFailure, "on-host-failure", "stop", "when a host fails or is lost: stop every host, or continue on the others")
 	fl.BoolVar(&h.push, "push-binary", false, "copy this cephbench to a host whose own is missing or another version (~/.cache/cephbench/VERSION)")
 	fl.BoolVar(&h.perHost, "per-host", false, "show each host's seconds and summary beneath the merged ones")
-}
-
-// take sets the host flags found in args, a command line that is not
-// parsed as flags (fio's), and returns the rest.
-func (h *hostFlags) take(args []string) ([]string, error) {
-	fl := pflag.NewFlagSet("hosts", pflag.ContinueOnError)
-	h.register(fl)
-	return cmdline.Take(fl, args)
 }
 
 func (h *hostFlags) given() bool { return h != nil && (h.list != "" || h.file != "") }
