@@ -85,6 +85,12 @@ type Description struct {
 	// and hosts run the workload as given. Errors are *UsageError; Share
 	// does no I/O.
 	Share func(w *spec.Workload, host string) error
+	// ShareRegion, when set, makes w one host's part of one target that
+	// n hosts share, each writing and reading only its own region: host
+	// k's, the k-th of n equal parts (0 <= k < n) in whole blocks. Nil
+	// means hosts cannot share one target. Errors are *UsageError;
+	// ShareRegion does no I/O.
+	ShareRegion func(w *spec.Workload, k, n int) error
 }
 
 // InSubdirectory is location (PATH or PATH?QUERY) with host's directory

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -97,5 +98,22 @@ func TestHostsSharingADirectoryKeepApart(t *testing.T) {
 		if len(entries) != 1 || entries[0].Name() != "theirs.dat" {
 			t.Errorf("after both hosts' %s runs the directory holds %v; want only theirs.dat", target.Scheme, entries)
 		}
+	}
+}
+
+// Hosts sharing one target each get their region of it from its engine
+// and their part of the rate; a target no engine can share is refused.
+func TestInRegionRefusesATargetHostsCannotShare(t *testing.T) {
+	w := spec.Workload{Target: spec.Target{Scheme: "dirobj", Location: "/data"}, RateIOPS: 900, BlockSize: 4096, Workers: 1, QueueDepth: 1}
+	if _, err := InRegion(benchJob(w, ""), 0, 3); !engine.IsUsage(err) || !strings.Contains(err.Error(), "dirobj") {
+		t.Errorf("a directory shared in regions: %v; want a usage error naming its engine", err)
+	}
+	w.Target = spec.Target{}
+	got, err := InRegion(benchJob(w, ""), 1, 3)
+	if err != nil || got.Steps[0].Workload.RateIOPS != 300 {
+		t.Errorf("host 2 of 3: %v, rate %g; want a third of 900", err, got.Steps[0].Workload.RateIOPS)
+	}
+	if _, err := InRegion(benchJob(w, ""), 3, 3); !engine.IsUsage(err) {
+		t.Errorf("host 4 of 3: %v", err)
 	}
 }

@@ -35,6 +35,8 @@ type Command struct {
 	// PerHost adds each host's row beneath each merged second of the
 	// table, and each host's line beneath the merged summary.
 	PerHost bool
+	// SharedTarget is Options.SharedTarget.
+	SharedTarget bool
 	// GoOn is Options.GoOn: a host lost goes on without it, said in a
 	// line on out.Stderr.
 	GoOn bool
@@ -71,7 +73,7 @@ func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error
 	for _, h := range hosts {
 		rows.labels = append(rows.labels, h.Label)
 	}
-	opts := Options{MaxSkew: c.MaxSkew, GoOn: c.GoOn}
+	opts := Options{MaxSkew: c.MaxSkew, GoOn: c.GoOn, SharedTarget: c.SharedTarget}
 	opts.Opened = func(s int) metrics.Subscriber {
 		// Said once every host has checked in and the run is on: a host
 		// refused before gives its one line alone.

@@ -55,6 +55,10 @@ type Options struct {
 	// the goroutine that calls that. It costs decoding every host's
 	// histograms in full.
 	HostTicks func(host string, t metrics.Tick)
+	// SharedTarget makes the hosts share each step's target, each in its
+	// own region of it (frontend.InRegion), rather than each on its own
+	// part (frontend.ForHost).
+	SharedTarget bool
 	// DeadlineMargin is how long past a job's known length (its steps'
 	// time, frontend.Estimate) a host may run before it stops on its own:
 	// time to open and lay out its targets and to clean up. Zero is
@@ -191,8 +195,8 @@ func checkIn(ctx context.Context, links []*link, j frontend.Job, opts Options) e
 		return err
 	}
 	// Every host can run its share: only now does any get a job.
-	for _, l := range links {
-		if err := l.sendJob(j, len(links), opts); err != nil {
+	for k, l := range links {
+		if err := l.sendJob(j, k, len(links), opts); err != nil {
 			return err
 		}
 	}
@@ -252,10 +256,13 @@ func (l *link) checkIn(opts Options) error {
 	return nil
 }
 
-// sendJob sends the host its share of j, with a deadline on the host's
-// clock when j's length is known.
-func (l *link) sendJob(j frontend.Job, hosts int, opts Options) error {
+// sendJob sends the host, k-th of hosts, its share of j, with a deadline
+// on the host's clock when j's length is known.
+func (l *link) sendJob(j frontend.Job, k, hosts int, opts Options) error {
 	own, err := frontend.ForHost(j, l.host.Label, hosts)
+	if opts.SharedTarget {
+		own, err = frontend.InRegion(j, k, hosts)
+	}
 	if err != nil {
 		return err
 	}

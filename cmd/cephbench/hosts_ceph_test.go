@@ -6,14 +6,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ceph/go-ceph/rbd"
 
 	"github.com/cephbench/cephbench/internal/cephtest"
 	"github.com/cephbench/cephbench/internal/sshtest"
 	"github.com/cephbench/cephbench/result"
 )
+
+// buildWithCeph builds the binary with its Ceph engines.
+func buildWithCeph(t *testing.T) (dir, bin string) {
+	t.Helper()
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "cephbench")
+	if out, err := exec.Command("go", "build", "-tags", "ceph,pacific", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return dir, bin
+}
 
 // Four hosts write one pool at once, rados bench style, each under its own
 // object names and metadata object: the merged result adds them up
@@ -22,11 +36,7 @@ func TestFourHostsWriteOnePoolOverSSH(t *testing.T) {
 	conn := cephtest.Cluster(t)
 	pool := cephtest.Pool(t, conn, "cbhosts")
 	fleet := sshtest.Start(t, 4)
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "cephbench")
-	if out, err := exec.Command("go", "build", "-tags", "ceph,pacific", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	dir, bin := buildWithCeph(t)
 	// The agents read the cluster's address and key from the target: an
 	// ssh login does not pass this process's CEPH_CONF on.
 	target := "rados://" + pool + "?conf=" + os.Getenv("CEPH_CONF") + "&keyring=" + os.Getenv("CEPH_KEYRING")
@@ -75,5 +85,61 @@ func TestFourHostsWriteOnePoolOverSSH(t *testing.T) {
 	ioctx.ListObjects(func(string) { left++ })
 	if left != 0 {
 		t.Errorf("rados bench on the hosts left %d objects in the pool", left)
+	}
+}
+
+// Three hosts share one image that exists, each writing only its own third
+// of it: what each wrote lies at the start of its region, block for block
+// its ops, and the merged result adds them up exactly. An image cephbench
+// did not create is shared only with --force: the other hosts are its
+// watchers, so its being in use cannot be checked.
+func TestHostsShareOneImageOverSSH(t *testing.T) {
+	conn := cephtest.Cluster(t)
+	pool := cephtest.Pool(t, conn, "cbshared")
+	fleet := sshtest.Start(t, 3)
+	dir, bin := buildWithCeph(t)
+	ioctx, err := conn.OpenIOContext(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ioctx.Destroy()
+	const bs, region = 64 << 10, 4 << 20
+	if err := rbd.CreateImage(ioctx, "shared", 3*region, rbd.NewRbdImageOptions()); err != nil {
+		t.Fatal(err)
+	}
+	defer rbd.RemoveImage(ioctx, "shared")
+	target := "rbd://" + pool + "/shared?conf=" + os.Getenv("CEPH_CONF") + "&keyring=" + os.Getenv("CEPH_KEYRING")
+	args := []string{"bench", "--target", target, "--rw", "write", "--bs", "64K", "--iodepth", "4", "--total", "2M", "--shared-image"}
+
+	code, text := onHosts(t, bin, bin, fleet, fleet.Aliases(), append(args, "--results", dir)...)
+	if code != 2 || !strings.Contains(text, "--force") || strings.Count(strings.TrimSpace(text), "\n") > 0 {
+		t.Errorf("an image cephbench did not create, shared without --force: exit %d\n%s", code, text)
+	}
+	out := filepath.Join(dir, "shared.json")
+	code, text = onHosts(t, bin, bin, fleet, fleet.Aliases(), append(args, "--force", "-o", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, text)
+	}
+	wantMergedExactly(t, out, 3, "write")
+	m, err := result.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := rbd.OpenImageReadOnly(ioctx, "shared", rbd.NoSnapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	buf := make([]byte, bs)
+	for k, h := range m.Hosts {
+		written := h.Ops["write"].Ops
+		for b := int64(0); b < region/bs; b++ {
+			if _, err := img.ReadAt(buf, int64(k)*region+b*bs); err != nil {
+				t.Fatal(err)
+			}
+			if zero := !slices.ContainsFunc(buf, func(c byte) bool { return c != 0 }); zero != (b >= written) {
+				t.Errorf("host %d of 3 wrote %d blocks; block %d of its region is written: %v", k+1, written, b, !zero)
+			}
+		}
 	}
 }

@@ -16,6 +16,10 @@ type Target struct {
 	Conn   rados.Target // the connection options; Conn.Pool is the image's pool
 	Image  string
 	Create bool // create the image when it does not exist
+	// Region and Regions, when Regions is set, confine the I/O to the
+	// Region-th (from 0) of Regions equal parts of the image, in whole
+	// blocks: one host's part of an image hosts share.
+	Region, Regions int
 }
 
 // ParseTarget parses "POOL/IMAGE?conf=...&id=...&name=...&keyring=...&cluster=...&create=true".
@@ -29,7 +33,7 @@ func ParseTarget(location string) (Target, error) {
 	if err != nil {
 		return Target{}, engine.Usagef("rbd target %q: %v", location, err)
 	}
-	conn, err := rados.ParseConn("rbd", q, "create")
+	conn, err := rados.ParseConn("rbd", q, "create", "region")
 	if err != nil {
 		return Target{}, err
 	}
@@ -38,6 +42,19 @@ func ParseTarget(location string) (Target, error) {
 	if q.Has("create") {
 		if t.Create, err = strconv.ParseBool(q.Get("create")); err != nil {
 			return Target{}, engine.Usagef("rbd target: create=%q: want true or false", q.Get("create"))
+		}
+	}
+	if q.Has("region") {
+		k, n, ok := strings.Cut(q.Get("region"), "/")
+		t.Region, err = strconv.Atoi(k)
+		if ok && err == nil {
+			t.Regions, err = strconv.Atoi(n)
+		}
+		if !ok || err != nil || t.Regions < 1 || t.Region < 0 || t.Region >= t.Regions {
+			return Target{}, engine.Usagef("rbd target: region=%q: want K/N, the K-th (from 0) of N parts of the image", q.Get("region"))
+		}
+		if t.Create {
+			return Target{}, engine.Usagef("rbd target: region= is a part of an image that exists: it cannot be created (create=true)")
 		}
 	}
 	return t, nil

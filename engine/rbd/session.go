@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -52,8 +53,9 @@ func init() {
 			t, err := ParseTarget(location)
 			return err == nil && t.Create
 		},
-		Cleaner: func(_ context.Context, t spec.Target) error { return cleanKept(t) },
-		Share:   share,
+		Cleaner:     func(_ context.Context, t spec.Target) error { return cleanKept(t) },
+		Share:       share,
+		ShareRegion: shareRegion,
 	})
 }
 
@@ -72,6 +74,23 @@ func share(w *spec.Workload, host string) error {
 	return nil
 }
 
+// shareRegion gives host k of n its region of one image that exists; no
+// host creates or removes it.
+func shareRegion(w *spec.Workload, k, n int) error {
+	t, err := ParseTarget(w.Target.Location)
+	if err != nil {
+		return err
+	}
+	if t.Create {
+		return engine.Usagef("rbd://%s/%s: hosts share an image that exists; drop --create (or create=true) and create it first", t.Conn.Pool, t.Image)
+	}
+	path, query, _ := strings.Cut(w.Target.Location, "?")
+	q, _ := url.ParseQuery(query) // parsed above
+	q.Set("region", fmt.Sprintf("%d/%d", k, n))
+	w.Target.Location = path + "?" + q.Encode()
+	return nil
+}
+
 // Session is an open image. Do, Geometry and NewQueue are safe for
 // concurrent use; Close is called once, after every op and queue has
 // finished.
@@ -83,6 +102,7 @@ type Session struct {
 	created bool
 	keep    bool
 	bs      int64
+	base    int64 // where the session's region begins
 	geo     engine.Geometry
 	queues  sync.WaitGroup
 }
@@ -114,7 +134,8 @@ func connect(t Target, opTimeout spec.Duration) (*rados.Conn, *rados.IOContext, 
 // Open connects and opens the image, creating it if the target asks and
 // it does not exist. It refuses with an *engine.UsageError, before any
 // I/O: a missing pool or image; a workload that writes to an image in
-// use or one carrying a filesystem or partition signature, without Force;
+// use or one carrying a filesystem or partition signature, or a region of
+// an image cephbench did not create, without Force;
 // a region larger than the image; verified reads of data cephbench did
 // not write.
 func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
@@ -182,6 +203,11 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 	case w.FileSize > 0:
 		region = int64(w.FileSize)
 	}
+	if t.Regions > 0 {
+		blocks := region / s.bs
+		s.base = blocks * int64(t.Region) / int64(t.Regions) * s.bs
+		region = blocks*int64(t.Region+1)/int64(t.Regions)*s.bs - s.base
+	}
 	if region < s.bs {
 		return fail(engine.Usagef("image %s (%s) is smaller than one %s block", name, spec.Size(region), w.BlockSize))
 	}
@@ -227,7 +253,14 @@ func (s *Session) inspect(w *spec.Workload) (ours bool, mark string, err error) 
 		ours = true
 		mark, _ = img.GetMetadata(blockSizeKey)
 	}
-	if !w.Writes() || w.Force {
+	switch {
+	case !w.Writes() || w.Force:
+		return ours, mark, nil
+	case s.target.Regions > 0 && !ours:
+		// The other hosts writing their regions are its watchers: another
+		// client using it could not be told from them.
+		return false, "", engine.Usagef("image %s: hosts share it, each writing its own region, so whether another client uses it cannot be checked: share an image cephbench created (and kept), or pass --force", name)
+	case s.target.Regions > 0:
 		return ours, mark, nil
 	}
 	watchers, err := img.ListWatchers()
@@ -275,20 +308,24 @@ func (s *Session) setMetadata(key, value string) error {
 // a new image read data from the OSDs (a never-written extent is answered
 // without touching them) and can be verified.
 func (s *Session) layOut(ctx context.Context) error {
-	if err := workload.LayOut(ctx, imageWriter{s.image}, 0, s.bs, 0, s.geo.Size, 8); err != nil {
+	if err := workload.LayOut(ctx, imageWriter{s.image, s.base}, 0, s.bs, 0, s.geo.Size, 8); err != nil {
 		return fmt.Errorf("laying out image %s/%s: %w", s.target.Conn.Pool, s.target.Image, err)
 	}
 	return nil
 }
 
-// imageWriter writes to an image with blocking librbd calls.
-type imageWriter struct{ image *C.cbrbd }
+// imageWriter writes to an image with blocking librbd calls, its offsets
+// from base, as ops' are.
+type imageWriter struct {
+	image *C.cbrbd
+	base  int64
+}
 
 func (w imageWriter) WriteAt(b []byte, off int64) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	r := C.cbrbd_write(w.image, C.uint64_t(off), C.size_t(len(b)), (*C.char)(unsafe.Pointer(&b[0])))
+	r := C.cbrbd_write(w.image, C.uint64_t(w.base+off), C.size_t(len(b)), (*C.char)(unsafe.Pointer(&b[0])))
 	if r < 0 {
 		return 0, syscall.Errno(-r)
 	}
@@ -300,7 +337,8 @@ func (w imageWriter) WriteAt(b []byte, off int64) (int, error) {
 func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(s.conn) }
 
 // Geometry returns the Blocks layout over one region: the image, or the
-// workload's size of it.
+// workload's size of it, or the target's part of that; ops' offsets are
+// from the region's start.
 func (s *Session) Geometry() engine.Geometry { return s.geo }
 
 // Do executes op with a blocking librbd call.
@@ -309,11 +347,12 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 		return err
 	}
 	p := (*C.char)(unsafe.Pointer(&op.Buf[0]))
+	off := C.uint64_t(s.base + op.Offset)
 	var r C.ssize_t
 	if op.Kind == engine.Write {
-		r = C.cbrbd_write(s.image, C.uint64_t(op.Offset), C.size_t(len(op.Buf)), p)
+		r = C.cbrbd_write(s.image, off, C.size_t(len(op.Buf)), p)
 	} else {
-		r = C.cbrbd_read(s.image, C.uint64_t(op.Offset), C.size_t(len(op.Buf)), p)
+		r = C.cbrbd_read(s.image, off, C.size_t(len(op.Buf)), p)
 	}
 	switch {
 	case r < 0:
@@ -333,8 +372,9 @@ func (s *Session) NewQueue(depth int) (engine.Queue, error) {
 	}
 	s.queues.Add(1)
 	return aioq.NewEngineQueue(q, aioq.Hooks{
+		Base: s.base,
 		Describe: func(op *engine.Op) string {
-			return fmt.Sprintf("image %s/%s at %d", s.target.Conn.Pool, s.target.Image, op.Offset)
+			return fmt.Sprintf("image %s/%s at %d", s.target.Conn.Pool, s.target.Image, s.base+op.Offset)
 		},
 		Closed: func(bool) error { s.queues.Done(); return nil },
 	}), nil

@@ -17,7 +17,7 @@ import (
 type hostFlags struct {
 	list, file, sshConfig, remote, onFailure string
 	maxSkew                                  time.Duration
-	push, perHost                            bool
+	push, perHost, shared                    bool
 }
 
 func (h *hostFlags) register(fl *pflag.FlagSet) {
@@ -29,6 +29,7 @@ func (h *hostFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&h.onFailure, "on-host-failure", "stop", "when a host fails or is lost: stop every host, or continue on the others")
 	fl.BoolVar(&h.push, "push-binary", false, "copy this cephbench to a host whose own is missing or another version (~/.cache/cephbench/VERSION)")
 	fl.BoolVar(&h.perHost, "per-host", false, "show each host's seconds and summary beneath the merged ones")
+	fl.BoolVar(&h.shared, "shared-image", false, "every host uses the one rbd image, each its own region of it (the image must exist)")
 }
 
 func (h *hostFlags) given() bool { return h != nil && (h.list != "" || h.file != "") }
@@ -44,7 +45,7 @@ func (env Env) hostCommand() (multihost.Command, error) {
 		return multihost.Command{}, err
 	}
 	c := multihost.Command{Hosts: names, SSH: ssh.Options{ConfigFile: env.path(h.sshConfig)}, Remote: h.remote,
-		Push: h.push, MaxSkew: h.maxSkew, PerHost: h.perHost, GoOn: h.onFailure == "continue"}
+		Push: h.push, MaxSkew: h.maxSkew, PerHost: h.perHost, GoOn: h.onFailure == "continue", SharedTarget: h.shared}
 	if h.push {
 		if c.Local, err = os.Executable(); err != nil {
 			return c, err

@@ -31,8 +31,11 @@ func SpareFor(depth int, opSize int64) int {
 }
 
 // Hooks are what an engine adds to a Queue to make it an engine queue.
-// Each may be nil.
+// Each may be nil (Base zero).
 type Hooks struct {
+	// Base is added to every op's offset as the op is issued: where the
+	// session's region of its target begins. The op keeps its own.
+	Base int64
 	// Name appends the name of op's object to b, for object stores.
 	Name func(b []byte, op *engine.Op) []byte
 	// Describe names op's target in error messages.
@@ -78,7 +81,7 @@ func (e *EngineQueue) Submit(op *engine.Op) error {
 	if op.Kind == engine.Write {
 		kind = Write
 	}
-	slot, err := e.q.Submit(name, kind, op.Buf, op.Offset)
+	slot, err := e.q.Submit(name, kind, op.Buf, e.hooks.Base+op.Offset)
 	if err != nil {
 		return err
 	}
