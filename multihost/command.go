@@ -56,7 +56,7 @@ func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error
 	for i, p := range programs {
 		agents[i] = []string{p, "agent", "--stdio"}
 	}
-	hosts, closeAll, err := overSSH(ctx, c.Hosts, agents, c.SSH)
+	hosts, closeAll, err := OverSSH(ctx, c.Hosts, agents, c.SSH)
 	if err != nil {
 		return err
 	}

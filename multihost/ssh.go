@@ -9,21 +9,13 @@ import (
 
 var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// OverSSH starts agent, the agent's command line, on each of the hosts
-// names with the system's ssh, and returns them as the run's hosts, each
-// labelled by its name made safe for a file name, and closeAll, which
-// ends every ssh (and so every agent's stdin). An ssh that cannot start
-// is the error; one that cannot log in says so when its host is read.
-func OverSSH(ctx context.Context, names, agent []string, opts ssh.Options) (hosts []Host, closeAll func(), err error) {
-	agents := make([][]string, len(names))
-	for i := range agents {
-		agents[i] = agent
-	}
-	return overSSH(ctx, names, agents, opts)
-}
-
-// overSSH is OverSSH with each host's own agent command line.
-func overSSH(ctx context.Context, names []string, agents [][]string, opts ssh.Options) (hosts []Host, closeAll func(), err error) {
+// OverSSH starts on each of the hosts names its agent's command line,
+// agents[i], with the system's ssh, and returns them as the run's hosts,
+// each labelled by its name made safe for a file name, and closeAll,
+// which ends every ssh (and so every agent's stdin). An ssh that cannot
+// start is the error; one that cannot log in says so when its host is
+// read.
+func OverSSH(ctx context.Context, names []string, agents [][]string, opts ssh.Options) (hosts []Host, closeAll func(), err error) {
 	var sessions []*ssh.Session
 	closeAll = func() {
 		for _, s := range sessions {
