@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
@@ -48,6 +49,9 @@ type Command struct {
 // saved where the step says. Errors are Run's, and ssh's for a host it
 // cannot reach.
 func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error {
+	if err := c.shareable(j); err != nil {
+		return err
+	}
 	programs, err := c.programs(ctx)
 	if err != nil {
 		return err
@@ -109,6 +113,21 @@ func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error
 		}
 	}
 	return runErr
+}
+
+// shareable refuses, before any host is reached, a job the hosts cannot
+// share as c asks.
+func (c Command) shareable(j frontend.Job) error {
+	if len(c.Hosts) == 0 {
+		return engine.Usagef("no hosts")
+	}
+	var err error
+	if c.SharedTarget {
+		_, err = frontend.InRegion(j, 0, len(c.Hosts))
+	} else {
+		_, err = frontend.ForHost(j, unsafeLabel.ReplaceAllString(c.Hosts[0], "-"), len(c.Hosts))
+	}
+	return err
 }
 
 // writeFio prints fio's output of the merged results.
