@@ -192,26 +192,9 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 	if r := C.cbrbd_open(C.rados_ioctx_t(ioctx.Pointer()), cname, &s.image); r < 0 {
 		return fail(fmt.Errorf("opening image %s: %w", name, syscall.Errno(-r)))
 	}
-	var size C.uint64_t
-	if r := C.cbrbd_size(s.image, &size); r < 0 {
-		return fail(fmt.Errorf("image %s: %w", name, syscall.Errno(-r)))
+	if err := s.measure(w, name); err != nil {
+		return fail(err)
 	}
-	region := int64(size)
-	switch {
-	case w.FileSize > 0 && int64(w.FileSize) > region:
-		return fail(engine.Usagef("--size %s is larger than image %s (%s): cephbench never resizes an image it did not create", w.FileSize, name, spec.Size(region)))
-	case w.FileSize > 0:
-		region = int64(w.FileSize)
-	}
-	if t.Regions > 0 {
-		blocks := region / s.bs
-		s.base = blocks * int64(t.Region) / int64(t.Regions) * s.bs
-		region = blocks*int64(t.Region+1)/int64(t.Regions)*s.bs - s.base
-	}
-	if region < s.bs {
-		return fail(engine.Usagef("image %s (%s) is smaller than one %s block", name, spec.Size(region), w.BlockSize))
-	}
-	s.geo = engine.Geometry{Layout: engine.Blocks, Files: 1, Size: region - region%s.bs}
 	// What an image cephbench created holds, for later sessions: blocks of
 	// one size, or (written over with another size) a mix nothing can
 	// verify. A new image, and one whose blocks a verified read would not
@@ -233,6 +216,33 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 		return fail(err)
 	}
 	return s, nil
+}
+
+// measure sets the session's region of the open image: the image, or
+// the workload's size of it, or the target's part of that, in whole
+// blocks.
+func (s *Session) measure(w *spec.Workload, name string) error {
+	var size C.uint64_t
+	if r := C.cbrbd_size(s.image, &size); r < 0 {
+		return fmt.Errorf("image %s: %w", name, syscall.Errno(-r))
+	}
+	region := int64(size)
+	switch {
+	case w.FileSize > 0 && int64(w.FileSize) > region:
+		return engine.Usagef("--size %s is larger than image %s (%s): cephbench never resizes an image it did not create", w.FileSize, name, spec.Size(region))
+	case w.FileSize > 0:
+		region = int64(w.FileSize)
+	}
+	if t := s.target; t.Regions > 0 {
+		blocks := region / s.bs
+		s.base = blocks * int64(t.Region) / int64(t.Regions) * s.bs
+		region = blocks*int64(t.Region+1)/int64(t.Regions)*s.bs - s.base
+	}
+	if region < s.bs {
+		return engine.Usagef("image %s (%s) is smaller than one %s block", name, spec.Size(region), w.BlockSize)
+	}
+	s.geo = engine.Geometry{Layout: engine.Blocks, Files: 1, Size: region - region%s.bs}
+	return nil
 }
 
 // inspect looks at the image without opening it for writes (which would
