@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -28,7 +29,8 @@ type Command struct {
 	// Remote is the cephbench program on the hosts.
 	Remote string
 	// Push, when a host's Remote is missing or another version, runs a
-	// copy of Local (this binary) there instead (Program).
+	// copy of Local there instead (Program); an empty Local is this
+	// process's executable.
 	Push  bool
 	Local string
 	// MaxSkew is Options.MaxSkew.
@@ -38,9 +40,10 @@ type Command struct {
 	PerHost bool
 	// SharedTarget is Options.SharedTarget.
 	SharedTarget bool
-	// GoOn is Options.GoOn: a host lost goes on without it, said in a
-	// line on out.Stderr.
-	GoOn bool
+	// OnFailure is what a host that fails or is lost does to the run:
+	// "stop" (or empty) stops every host; "continue" goes on without it
+	// (Options.GoOn), said in a line on out.Stderr.
+	OnFailure string
 }
 
 // Run runs j on the hosts at once and prints what the command prints, from
@@ -49,7 +52,7 @@ type Command struct {
 // saved where the step says. Errors are Run's, and ssh's for a host it
 // cannot reach.
 func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error {
-	if err := c.shareable(j); err != nil {
+	if err := c.check(j); err != nil {
 		return err
 	}
 	programs, err := c.programs(ctx)
@@ -77,7 +80,7 @@ func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error
 	for _, h := range hosts {
 		rows.labels = append(rows.labels, h.Label)
 	}
-	opts := Options{MaxSkew: c.MaxSkew, GoOn: c.GoOn, SharedTarget: c.SharedTarget}
+	opts := Options{MaxSkew: c.MaxSkew, GoOn: c.OnFailure == "continue", SharedTarget: c.SharedTarget}
 	opts.Opened = func(s int) metrics.Subscriber {
 		// Said once every host has checked in and the run is on: a host
 		// refused before gives its one line alone.
@@ -115,10 +118,13 @@ func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error
 	return runErr
 }
 
-// shareable refuses, before any host is reached, a job the hosts cannot
-// share as c asks.
-func (c Command) shareable(j frontend.Job) error {
-	if len(c.Hosts) == 0 {
+// check refuses, before any host is reached, what c cannot do: an
+// unknown OnFailure, no hosts, a job the hosts cannot share as c asks.
+func (c Command) check(j frontend.Job) error {
+	switch {
+	case c.OnFailure != "" && c.OnFailure != "stop" && c.OnFailure != "continue":
+		return engine.Usagef("--on-host-failure %q: want stop or continue", c.OnFailure)
+	case len(c.Hosts) == 0:
 		return engine.Usagef("no hosts")
 	}
 	var err error
@@ -153,13 +159,20 @@ func writeFio(out frontend.IO, j frontend.Job, outcome *Outcome) error {
 func (c Command) programs(ctx context.Context) ([]string, error) {
 	programs := make([]string, len(c.Hosts))
 	errs := make([]error, len(c.Hosts))
+	local := c.Local
+	if c.Push && local == "" {
+		var err error
+		if local, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
 	var wg sync.WaitGroup
 	for i, h := range c.Hosts {
 		if !c.Push {
 			programs[i] = c.Remote
 			continue
 		}
-		wg.Go(func() { programs[i], errs[i] = Program(ctx, h, c.Remote, c.Local, c.SSH) })
+		wg.Go(func() { programs[i], errs[i] = Program(ctx, h, c.Remote, local, c.SSH) })
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -348,7 +348,7 @@ steps:
 		}
 		wantMergedExactly(t, filepath.Join(out, st.Results[0]), 2, kind)
 		log, _ := os.ReadFile(filepath.Join(out, st.Log))
-		if !strings.Contains(string(log), "bench on 2 hosts: host1, host2") {
+		if !strings.Contains(string(log), "bench on 2 hosts, each running it in full: host1, host2") {
 			t.Errorf("step %s's log:\n%s", st.ID, log)
 		}
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -37,21 +36,9 @@ func (h *hostFlags) given() bool { return h != nil && (h.list != "" || h.file !=
 // hostCommand is how the flags run a job on their hosts.
 func (env Env) hostCommand() (multihost.Command, error) {
 	h := env.hosts
-	if h.onFailure != "stop" && h.onFailure != "continue" {
-		return multihost.Command{}, usagef("--on-host-failure %q: want stop or continue", h.onFailure)
-	}
 	names, err := ssh.Hosts(h.list, env.path(h.file))
-	if err != nil {
-		return multihost.Command{}, err
-	}
-	c := multihost.Command{Hosts: names, SSH: ssh.Options{ConfigFile: env.path(h.sshConfig)}, Remote: h.remote,
-		Push: h.push, MaxSkew: h.maxSkew, PerHost: h.perHost, GoOn: h.onFailure == "continue", SharedTarget: h.shared}
-	if h.push {
-		if c.Local, err = os.Executable(); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
+	return multihost.Command{Hosts: names, SSH: ssh.Options{ConfigFile: env.path(h.sshConfig)}, Remote: h.remote,
+		Push: h.push, MaxSkew: h.maxSkew, PerHost: h.perHost, OnFailure: h.onFailure, SharedTarget: h.shared}, err
 }
 
 // runOnHosts runs j on the hosts of the flags at once, printing each step
