@@ -46,11 +46,13 @@ type Command struct {
 	OnFailure string
 }
 
-// Run runs j on the hosts at once and prints what the command prints, from
-// the merged seconds and results, to out (its text to out.Stderr when
-// stdout is for JSON or fio's output); each step's merged result is
-// saved where the step says. Errors are Run's, and ssh's for a host it
-// cannot reach.
+// Run runs j on the hosts at once and prints, to out, each step as its
+// command prints it (frontend.Present) from the merged seconds and
+// result, or for fio its output of the merged jobs at the end; the line
+// naming the hosts, and any host gone on without, go to out.Stderr. Each
+// step's merged result is saved where the step says. What c cannot do is
+// refused before any host is reached, as *engine.UsageError; other errors
+// are Run's, and ssh's for a host it cannot reach.
 func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error {
 	if err := c.check(j); err != nil {
 		return err
