@@ -337,3 +337,56 @@ func TestAHostsJobCarriesItsDeadline(t *testing.T) {
 		t.Errorf("a job of unknown length got the deadline %s", d)
 	}
 }
+
+// A transport that cannot time a round trip runs without pinging: no
+// ping reaches the agents, a clock it could not measure refuses nothing,
+// and the hosts start together on their own clocks.
+func TestUnmeasuredClocksAreNeitherPingedNorRefused(t *testing.T) {
+	hosts := startAgents(t, 2, func(i int) agent.Options {
+		o := agent.Options{Host: fmt.Sprintf("h%d", i+1)}
+		if i == 1 {
+			o.Now = func() time.Time { return time.Now().Add(300 * time.Millisecond) }
+		}
+		return o
+	})
+	var pinged pingCounter
+	hs := hostsOf(hosts)
+	for i := range hs {
+		hs[i].In = &pinged.writers[i]
+		pinged.writers[i].w = hosts[i].In
+	}
+	out, err := Run(context.Background(), benchJob(nullWorkload(time.Second)), hs, Options{UnmeasuredClocks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != 1 || len(out.Results[0].Hosts) != 2 || out.Results[0].Ops["read"].Ops == 0 {
+		t.Fatalf("outcome %+v; want both hosts' results merged", out)
+	}
+	if n := pinged.pings(); n != 0 {
+		t.Errorf("%d pings sent", n)
+	}
+}
+
+// pingCounter counts the pings written to two hosts.
+type pingCounter struct{ writers [2]countingWriter }
+
+func (p *pingCounter) pings() int { return p.writers[0].pings() + p.writers[1].pings() }
+
+type countingWriter struct {
+	w  io.WriteCloser
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	if strings.Contains(string(b), `"type":"ping"`) {
+		c.n++
+	}
+	c.mu.Unlock()
+	return c.w.Write(b)
+}
+
+func (c *countingWriter) Close() error { return c.w.Close() }
+
+func (c *countingWriter) pings() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
