@@ -13,13 +13,12 @@ import (
 	"testing"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/cephbench/cephbench/agent"
 	"github.com/cephbench/cephbench/engine"
 	_ "github.com/cephbench/cephbench/engine/dirobj"
 	_ "github.com/cephbench/cephbench/engine/null"
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/internal/mergetest"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
@@ -95,15 +94,6 @@ func nullWorkload(d time.Duration) spec.Workload {
 	}
 }
 
-func histogram(t *testing.T, enc string) *hdr.Histogram {
-	t.Helper()
-	h, err := hdr.Decode([]byte(enc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // Four hosts run one job together: the merged result's ops are the sum
 // of the hosts', its percentiles those of their histograms added, and
 // the merged seconds add up to the merged result.
@@ -126,20 +116,7 @@ func TestFourHostsMergeExactly(t *testing.T) {
 	if len(m.Hosts) != 4 {
 		t.Fatalf("the merged result holds %d hosts' results", len(m.Hosts))
 	}
-	var sum int64
-	added := metrics.NewHistogram()
-	for _, h := range m.Hosts {
-		sum += h.Ops["read"].Ops
-		added.Merge(histogram(t, h.Histograms["read"]))
-	}
-	if got := m.Ops["read"].Ops; got != sum || sum == 0 {
-		t.Errorf("merged %d reads; the hosts made %d", got, sum)
-	}
-	for _, q := range []float64{50, 99, 99.9} {
-		if got, want := m.Ops["read"].Latency.Percentiles.At(q), added.ValueAtQuantile(q); got != want {
-			t.Errorf("merged p%g %d ns; the hosts' histograms added give %d", q, got, want)
-		}
-	}
+	sum := mergetest.AddsUp(t, m, "read")
 	var ticked int64
 	for _, s := range seconds {
 		ticked += s.Kinds["read"].Ops

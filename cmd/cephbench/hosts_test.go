@@ -15,6 +15,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/cephbench/cephbench/agent"
+	"github.com/cephbench/cephbench/internal/mergetest"
 	"github.com/cephbench/cephbench/internal/sshtest"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
@@ -47,24 +48,7 @@ func wantMergedExactly(t *testing.T, path string, hosts int, kind string) {
 	if len(m.Hosts) != hosts {
 		t.Fatalf("the merged result holds %d hosts' results; want %d", len(m.Hosts), hosts)
 	}
-	var sum int64
-	added := metrics.NewHistogram()
-	for _, h := range m.Hosts {
-		sum += h.Ops[kind].Ops
-		hh, err := hdr.Decode([]byte(h.Histograms[kind]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		added.Merge(hh)
-	}
-	if got := m.Ops[kind].Ops; got != sum || sum == 0 {
-		t.Errorf("merged %d %s ops; the hosts made %d", got, kind, sum)
-	}
-	for _, q := range []float64{50, 99, 99.9} {
-		if got, want := m.Ops[kind].Latency.Percentiles.At(q), added.ValueAtQuantile(q); got != want {
-			t.Errorf("merged p%g %d ns; the hosts' histograms added give %d", q, got, want)
-		}
-	}
+	mergetest.AddsUp(t, m, kind)
 	if len(m.Series) == 0 {
 		t.Error("the merged result has no seconds")
 	}
