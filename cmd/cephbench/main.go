@@ -36,6 +36,9 @@ func main() {
 			}
 		}
 	}()
+	if len(os.Args) > 1 && os.Args[1] == "k8s" {
+		os.Exit(k8s(ctx, os.Args[2:]))
+	}
 	env := cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, StdoutTerminal: isTerminal(os.Stdout), StderrTerminal: isTerminal(os.Stderr)}
 	os.Exit(cli.Main(ctx, env, os.Args[1:]))
 }
