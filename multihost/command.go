@@ -70,6 +70,28 @@ func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error
 		return err
 	}
 	defer closeAll()
+	opts := Options{MaxSkew: c.MaxSkew, GoOn: c.OnFailure == "continue", SharedTarget: c.SharedTarget}
+	heading := fmt.Sprintf("%s on %d hosts, each running it in full: %s", j.Command, len(c.Hosts), strings.Join(c.Hosts, ", "))
+	_, err = Printing{Heading: heading, PerHost: c.PerHost}.Run(ctx, j, hosts, opts, out)
+	return err
+}
+
+// Printing is how a run on many hosts prints, whatever reached them.
+type Printing struct {
+	// Heading is said on stderr once every host has checked in and the
+	// run is on: a host refused before gives its one line alone.
+	Heading string
+	// PerHost adds each host's row beneath each merged second of the
+	// table, and each host's line beneath the merged summary.
+	PerHost bool
+}
+
+// Run runs j on hosts with opts, whose Opened, HostTicks and Lost it
+// sets, and prints to out each step as its command prints it
+// (frontend.Present) from the merged seconds and result, or for fio its
+// output of the merged jobs at the end; the heading, and any host gone
+// on without, go to out.Stderr. It returns Run's outcome and error.
+func (p Printing) Run(ctx context.Context, j frontend.Job, hosts []Host, opts Options, out frontend.IO) (*Outcome, error) {
 	text := out.Stdout
 	if j.Format == "json" {
 		text = out.Stderr
@@ -82,12 +104,11 @@ func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error
 	for _, h := range hosts {
 		rows.labels = append(rows.labels, h.Label)
 	}
-	opts := Options{MaxSkew: c.MaxSkew, GoOn: c.OnFailure == "continue", SharedTarget: c.SharedTarget}
 	opts.Opened = func(s int) metrics.Subscriber {
 		// Said once every host has checked in and the run is on: a host
 		// refused before gives its one line alone.
 		if s == 0 {
-			fmt.Fprintf(out.Stderr, "%s on %d hosts, each running it in full: %s\n", j.Command, len(c.Hosts), strings.Join(c.Hosts, ", "))
+			fmt.Fprintln(out.Stderr, p.Heading)
 		}
 		if j.Command == "fio" {
 			return nil
@@ -97,27 +118,27 @@ func (c Command) Run(ctx context.Context, j frontend.Job, out frontend.IO) error
 	opts.Lost = func(_ string, err error) {
 		fmt.Fprintf(out.Stderr, "cephbench: %s; going on with the others\n", strings.Join(strings.Fields(err.Error()), " "))
 	}
-	if c.PerHost {
+	if p.PerHost {
 		opts.HostTicks = rows.hostTick
 	}
 	outcome, runErr := Run(ctx, j, hosts, opts)
 	if j.Command == "fio" {
-		return errors.Join(writeFio(out, j, outcome), runErr)
+		return outcome, errors.Join(writeFio(out, j, outcome), runErr)
 	}
 	for k, res := range outcome.Results {
 		if res == nil {
 			continue
 		}
 		if err := presenters[k].Done(res, outcome.Saved[k]); err != nil {
-			return err
+			return outcome, err
 		}
 		for i, h := range res.Hosts {
-			if c.PerHost && i < len(outcome.Labels[k]) {
+			if p.PerHost && i < len(outcome.Labels[k]) {
 				report.HostLine(text, outcome.Labels[k][i], h)
 			}
 		}
 	}
-	return runErr
+	return outcome, runErr
 }
 
 // check refuses, before any host is reached, what c cannot do: an

@@ -77,9 +77,13 @@ type Options struct {
 	// UnmeasuredClocks skips measuring and checking the hosts' clocks,
 	// for a transport whose round trip is too slow and uneven to time
 	// them (a pod's log): their clocks are taken as the coordinator's,
-	// which the caller says in its results.
+	// and every merged result says so (UnmeasuredClocksNote).
 	UnmeasuredClocks bool
 }
+
+// UnmeasuredClocksNote is the note of a result whose hosts' clocks were
+// not measured (Options.UnmeasuredClocks).
+const UnmeasuredClocksNote = "the hosts' clocks were not measured (the transport cannot time a round trip): each host started on its own clock, as NTP keeps it"
 
 // DefaultDeadlineMargin is Options.DeadlineMargin's default.
 const DefaultDeadlineMargin = 10 * time.Minute
@@ -458,7 +462,9 @@ func (r *run) handle(i int, m agent.Message) error {
 			st.series.AddPacked(i, t, hists)
 		}
 	case *agent.Result:
-		m.Result.ClockOffset = &result.ClockOffset{OffsetMs: ms(l.offset), UncertaintyMs: ms(l.uncertainty)}
+		if !r.opts.UnmeasuredClocks {
+			m.Result.ClockOffset = &result.ClockOffset{OffsetMs: ms(l.offset), UncertaintyMs: ms(l.uncertainty)}
+		}
 		l.results[m.Step] = m.Result
 		r.running[i] = false
 		if st := r.stepAt(m.Step); st != nil {
@@ -615,11 +621,15 @@ func (r *run) merged(s int, st *stepRun) (*result.Result, error) {
 			return nil, err
 		}
 	}
-	offsets := make([]string, 0, len(r.links))
-	for _, l := range r.links {
-		offsets = append(offsets, fmt.Sprintf("%s %+.3f ms (±%.3f)", l.host.Label, ms(l.offset), ms(l.uncertainty)))
+	if r.opts.UnmeasuredClocks {
+		res.Notes = append(res.Notes, UnmeasuredClocksNote)
+	} else {
+		offsets := make([]string, 0, len(r.links))
+		for _, l := range r.links {
+			offsets = append(offsets, fmt.Sprintf("%s %+.3f ms (±%.3f)", l.host.Label, ms(l.offset), ms(l.uncertainty)))
+		}
+		res.Notes = append(res.Notes, "the hosts' clocks, from this host's: "+strings.Join(offsets, ", "))
 	}
-	res.Notes = append(res.Notes, "the hosts' clocks, from this host's: "+strings.Join(offsets, ", "))
 	if len(missing) > 0 {
 		res.Interrupted = res.Interrupted || !r.opts.GoOn
 		res.Notes = append(res.Notes, fmt.Sprintf("partial: %d of %d hosts sent a result; %s sent none (its seconds until then are in the series, not in the totals)",

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -338,6 +339,10 @@ func TestUnmeasuredClocksAreNeitherPingedNorRefused(t *testing.T) {
 	}
 	if len(out.Results) != 1 || len(out.Results[0].Hosts) != 2 || out.Results[0].Ops["read"].Ops == 0 {
 		t.Fatalf("outcome %+v; want both hosts' results merged", out)
+	}
+	m := out.Results[0]
+	if !slices.Contains(m.Notes, UnmeasuredClocksNote) || m.Hosts[0].ClockOffset != nil || m.Hosts[1].ClockOffset != nil {
+		t.Errorf("notes %q, offsets %v %v; want the clocks said unmeasured, no offset claimed", m.Notes, m.Hosts[0].ClockOffset, m.Hosts[1].ClockOffset)
 	}
 	if n := pinged.pings(); n != 0 {
 		t.Errorf("%d pings sent", n)
