@@ -4,10 +4,15 @@ LDFLAGS := -X github.com/cephbench/cephbench/result.Version=$(VERSION)
 # The Ceph engines need librados-dev and friends (scripts/install-deps.sh).
 TAGS := ceph,pacific
 
-.PHONY: build test vet lint bench compare-fio compare-net compare-disk compare-rados compare-rbd memory-soak clean
+.PHONY: build k8s test vet lint bench compare-fio compare-net compare-disk compare-rados compare-rbd memory-soak clean
 
 build:
 	go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/cephbench ./cmd/cephbench
+
+# cephbench-k8s: "cephbench k8s render|run", kept apart for the size of the
+# Kubernetes client; cephbench finds it beside itself or on PATH.
+k8s:
+	go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/cephbench-k8s ./cmd/cephbench-k8s
 
 test:
 	scripts/test.sh

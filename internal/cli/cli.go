@@ -1,6 +1,6 @@
 // Package cli is cephbench's command line. Every process input and output
 // goes through Env, so the whole CLI runs in-process in tests. Nothing
-// imports cli but cmd/cephbench.
+// imports cli but the commands under cmd/.
 package cli
 
 import (

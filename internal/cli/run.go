@@ -191,6 +191,11 @@ func (env Env) parseJob(args []string, results string) (frontend.Job, error) {
 	return j, nil
 }
 
+// ParseJob is the job a command line asks for, parsed as a plan's step is, without running anything.
+func ParseJob(env Env, args []string, results string) (frontend.Job, error) {
+	return env.parseJob(args, results)
+}
+
 // runCommand runs a command line of a plan's cleanup, its text to w.
 func (env Env) runCommand(ctx context.Context, w io.Writer, args []string) error {
 	var stderr strings.Builder
