@@ -6,7 +6,9 @@
 // sshd runs with -f and clients are meant to run with -F.
 //
 // The fake hosts log in the current user by key only (root included), so a
-// remote command runs on this machine as the test's own user.
+// remote command runs on this machine as the test's own user. StartIsolated
+// puts each host's sshd in a network namespace of its own, whose link a
+// test can cut.
 package sshtest
 
 import (
@@ -58,13 +60,14 @@ type Fleet struct {
 	sshd     string
 	user     string
 	loopback bool    // fake hosts get addresses of their own, not 127.0.0.1
+	isolated bool    // each host in its own network namespace
 	all      []*Host // Hosts and AddUnknown's, in the order they started
 }
 
 // Host is one fake host: an sshd of its own.
 type Host struct {
 	Alias   string // its name in the fleet's ssh_config
-	Addr    string // the loopback address its sshd listens on
+	Addr    string // the address its sshd listens on: loopback, or its namespace's
 	Port    int
 	PidFile string // written by sshd once it listens
 	LogFile string // sshd's log (LogLevel VERBOSE)
@@ -75,6 +78,8 @@ type Host struct {
 	CacheDir string
 
 	hostKey string // the private host key; its public half beside it
+	netns   string // its network namespace, when isolated
+	link    string // the test's end of its veth pair, when isolated
 	exited  chan struct{}
 	proc    *os.Process
 }
@@ -85,6 +90,11 @@ type Host struct {
 // (scripts/install-deps.sh installs both) and fails it when a server does
 // not start.
 func Start(t testing.TB, n int) *Fleet {
+	t.Helper()
+	return start(t, n, false)
+}
+
+func start(t testing.TB, n int, isolated bool) *Fleet {
 	t.Helper()
 	sshd := programs(t)
 	if os.Geteuid() == 0 {
@@ -107,6 +117,7 @@ func Start(t testing.TB, n int) *Fleet {
 		sshd:         sshd,
 		user:         u.Username,
 		loopback:     canListen("127.0.0.2"),
+		isolated:     isolated,
 	}
 	keygen(t, f.IdentityFile)
 	pub, err := os.ReadFile(f.IdentityFile + ".pub")
@@ -245,6 +256,9 @@ func (f *Fleet) start(t testing.TB, alias string, known bool) *Host {
 		hostKey:  filepath.Join(dir, "ssh_host_ed25519_key"),
 	}
 	keygen(t, h.hostKey)
+	if f.isolated {
+		h.isolate(t)
+	}
 	var err error
 	for range 3 {
 		if err = f.run(h, dir); err == nil {
@@ -260,16 +274,24 @@ func (f *Fleet) start(t testing.TB, alias string, known bool) *Host {
 // run starts h's sshd on a free port and waits until it accepts; on
 // failure sshd is stopped and the error quotes its log.
 func (f *Fleet) run(h *Host, dir string) error {
-	port, err := freePort(h.Addr)
-	if err != nil {
-		return err
+	if h.netns != "" {
+		h.Port = 22 // nothing else listens in the host's own namespace
+	} else {
+		port, err := freePort(h.Addr)
+		if err != nil {
+			return err
+		}
+		h.Port = port
 	}
-	h.Port = port
 	config := filepath.Join(dir, "sshd_config")
 	if err := os.WriteFile(config, []byte(f.sshdConfig(h)), 0o600); err != nil {
 		return err
 	}
-	cmd := exec.Command(f.sshd, "-D", "-f", config, "-E", h.LogFile)
+	argv := []string{f.sshd, "-D", "-f", config, "-E", h.LogFile}
+	if h.netns != "" {
+		argv = append([]string{"ip", "netns", "exec", h.netns}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting sshd: %w", err)
 	}
@@ -396,7 +418,11 @@ func (f *Fleet) writeClientFiles(t testing.TB) {
 			if len(fields) < 2 {
 				t.Fatalf("%s: host key %q", h.Alias, pub)
 			}
-			fmt.Fprintf(&known, "[%s]:%d %s %s\n", h.Addr, h.Port, fields[0], fields[1])
+			name := fmt.Sprintf("[%s]:%d", h.Addr, h.Port)
+			if h.Port == 22 {
+				name = h.Addr // ssh looks the default port up unbracketed
+			}
+			fmt.Fprintf(&known, "%s %s %s\n", name, fields[0], fields[1])
 		}
 		fmt.Fprintf(&config, "Host %s\n", h.Alias)
 		for _, kv := range [][2]string{

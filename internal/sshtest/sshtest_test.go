@@ -62,3 +62,53 @@ func listing(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// Isolated hosts answer ssh through their own namespace's link; a cut
+// link drops what is sent to the host until it is restored, and the
+// namespaces and links are gone once the test ends.
+func TestIsolatedHostsCanBeCutOff(t *testing.T) {
+	var namespaces []string
+	ran := t.Run("fleet", func(t *testing.T) {
+		fleet := StartIsolated(t, 2)
+		ssh := func(h *Host) (string, error) {
+			out, err := exec.Command("ssh", "-F", fleet.ConfigFile, "-o", "ConnectTimeout=2", h.Alias, "echo $"+HostEnv).CombinedOutput()
+			return strings.TrimSpace(string(out)), err
+		}
+		for _, h := range fleet.Hosts {
+			if got, err := ssh(h); err != nil || got != h.Alias || !strings.HasPrefix(h.Addr, "10.231.") {
+				t.Fatalf("ssh %s at %s: %q, %v; want its alias", h.Alias, h.Addr, got, err)
+			}
+			namespaces = append(namespaces, h.netns)
+		}
+		cut := fleet.Hosts[1]
+		cut.Cut(t)
+		if got, err := ssh(cut); err == nil {
+			t.Errorf("ssh %s answered %q with its link cut", cut.Alias, got)
+		}
+		if got, err := ssh(fleet.Hosts[0]); err != nil || got != fleet.Hosts[0].Alias {
+			t.Errorf("host1 with host2 cut: %q, %v", got, err)
+		}
+		cut.Restore(t)
+		if got, err := ssh(cut); err != nil || got != cut.Alias {
+			t.Errorf("ssh %s once restored: %q, %v", cut.Alias, got, err)
+		}
+	})
+	if !ran || len(namespaces) == 0 {
+		return // skipped, or failed already
+	}
+	out, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range namespaces {
+		if strings.Contains(string(out), ns) {
+			t.Errorf("namespace %s outlived its test", ns)
+		}
+	}
+	links, _ := exec.Command("ip", "-o", "link").CombinedOutput()
+	for _, ns := range namespaces {
+		if link := linkPrefix + strings.TrimPrefix(ns, netnsPrefix) + "@"; strings.Contains(string(links), link) {
+			t.Errorf("link %s outlived its test", link)
+		}
+	}
+}
