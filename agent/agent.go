@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
@@ -47,11 +48,13 @@ var (
 // ping is answered as soon as it is read, whatever runs. A running job
 // is stopped when in ends, on a stop, at its deadline or when ctx ends:
 // its I/O stops, what it wrote is removed and what it measured is still
-// sent while out takes it. Serve returns once the job has cleaned up: nil
-// at the end of in, step.ErrInterrupted when ctx ended, or the reason it
-// could not go on (unreadable input, out failing). Writes to out are
-// serialised, one message a write. A reader blocked in in's Read is left
-// to end with in.
+// sent while out takes it. A job whose coordinator goes silent for the
+// job's Silence is stopped the same way, but nothing more is sent (out
+// may lead nowhere and block). Serve returns once the job has cleaned
+// up: nil at the end of in, step.ErrInterrupted when ctx ended, or the
+// reason it could not go on (unreadable input, out failing, a silent
+// coordinator). Writes to out are serialised, one message a write. A
+// reader blocked in in's Read is left to end with in.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -74,7 +77,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	readErr := make(chan error, 1)
 	quit := make(chan struct{})
 	defer close(quit)
-	go a.read(in, msgs, readErr, quit)
+	heard := make(chan struct{}, 1)
+	go a.read(in, msgs, heard, readErr, quit)
+	silence := newWatchdog()
+	defer silence.disarm()
 
 	// The job's done is sent here, once its goroutine has ended, so
 	// that a coordinator that read it finds the agent free for the next.
@@ -98,6 +104,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 				}
 				job = a.start(ctx, m)
 				jobDone = job.done
+				silence.arm(m.Silence)
 			case *Start:
 				if job == nil {
 					a.diag("a start with no job running: ignored")
@@ -118,6 +125,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		case <-jobDone:
 			a.send(&Done{})
 			job, jobDone = nil, nil
+			silence.disarm()
+		case <-heard:
+			silence.reset()
+		case <-silence.fired():
+			err := fmt.Errorf("the coordinator said nothing for %s", silence.after)
+			a.lost.Store(true)
+			stopJob(err)
+			return err
 		case err := <-readErr:
 			if errors.Is(err, io.EOF) {
 				stopJob(errStdinClosed)
@@ -146,11 +161,18 @@ type agent struct {
 	mu     sync.Mutex
 	enc    *Encoder
 	failed bool // out failed or Serve returned: nothing more is written
+	// lost is set, without waiting for a write in progress, once the
+	// coordinator is taken for gone: nothing more is written, since out
+	// may never drain again.
+	lost atomic.Bool
 }
 
 // send writes m, and reports whether out took it. The first failure ends
 // Serve, and what follows is not written.
 func (a *agent) send(m Message) bool {
+	if a.lost.Load() {
+		return false
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.failed {
@@ -177,15 +199,20 @@ func (a *agent) diag(format string, args ...any) {
 }
 
 // read decodes in's messages and hands them to Serve, answering pings
-// itself so that a pong never waits behind a running step; it ends with
-// in's end or error, or when quit is closed.
-func (a *agent) read(in io.Reader, msgs chan<- Message, readErr chan<- error, quit <-chan struct{}) {
+// itself so that a pong never waits behind a running step, and says on
+// heard that something came; it ends with in's end or error, or when
+// quit is closed.
+func (a *agent) read(in io.Reader, msgs chan<- Message, heard chan<- struct{}, readErr chan<- error, quit <-chan struct{}) {
 	dec := NewDecoder(in)
 	for {
 		m, err := dec.Decode()
 		if err != nil {
 			readErr <- err
 			return
+		}
+		select {
+		case heard <- struct{}{}:
+		default: // Serve has yet to take the last one
 		}
 		if p, ok := m.(*Ping); ok {
 			a.send(&Pong{Sent: p.Sent, AgentNs: a.opts.Now().UnixNano()})
@@ -311,3 +338,38 @@ func (a *agent) local(j frontend.Job) frontend.Job {
 	}
 	return j
 }
+
+// watchdog times a job's silence: it fires once nothing has been heard
+// for after since it was armed or last reset. Disarmed, it never fires.
+// Used by Serve's goroutine alone.
+type watchdog struct {
+	after time.Duration
+	timer *time.Timer
+}
+
+func newWatchdog() *watchdog {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &watchdog{timer: t}
+}
+
+// arm starts timing a silence of after; zero disarms.
+func (w *watchdog) arm(after time.Duration) {
+	w.after = after
+	w.reset()
+}
+
+// reset starts the silence again, if armed.
+func (w *watchdog) reset() {
+	if w.after > 0 {
+		w.timer.Reset(w.after)
+	}
+}
+
+func (w *watchdog) disarm() {
+	w.after = 0
+	w.timer.Stop()
+}
+
+// fired is the channel that fires at the end of a silence.
+func (w *watchdog) fired() <-chan time.Time { return w.timer.C }

@@ -376,3 +376,57 @@ func TestUnreadableInputEndsServe(t *testing.T) {
 		t.Errorf("Serve returned %v, want the input's error", c.err)
 	}
 }
+
+// A coordinator that pings keeps its job running; one that goes silent
+// (its link died: stdin stays open but nothing comes) is taken for lost
+// after the job's Silence: the run stops, what it wrote is removed, and
+// Serve returns saying why, without waiting on an out nobody reads.
+func TestASilentCoordinatorStopsTheJobAndItsCleanup(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := serveAgent(t, Options{})
+	m := benchJob(fileLoad(dir, time.Minute))
+	m.Silence = 2 * time.Second
+	c.send(m)
+	if _, ok := c.next(5 * time.Second).(*Ready); !ok {
+		t.Fatal("no ready")
+	}
+	c.send(&Start{At: time.Now()})
+	// Three seconds of pings, several in each silence allowed.
+	ticks := 0
+	var silent time.Time // the coordinator's last word
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		silent = time.Now()
+		c.send(&Ping{Sent: silent})
+		for wait := time.After(300 * time.Millisecond); ; {
+			select {
+			case msg := <-c.msgs:
+				if _, ok := msg.(*Tick); ok {
+					ticks++
+				}
+				continue
+			case <-wait:
+			}
+			break
+		}
+	}
+	if ticks < 2 {
+		t.Fatalf("%d ticks in 3 s of a pinging coordinator: the job did not run on", ticks)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) == 0 {
+		t.Fatal("the running job has no file")
+	}
+	select {
+	case <-c.served:
+	case <-time.After(m.Silence + 3*time.Second):
+		t.Fatalf("Serve still runs %s after the coordinator went silent", time.Since(silent))
+	}
+	took := time.Since(silent)
+	t.Logf("stopped and cleaned up %s after the last word of the coordinator (silence allowed: %s)", took.Round(time.Millisecond), m.Silence)
+	if took < m.Silence {
+		t.Errorf("stopped %s after the last word, before the silence allowed", took)
+	}
+	if c.err == nil || !strings.Contains(c.err.Error(), "the coordinator said nothing for 2s") {
+		t.Errorf("Serve returned %v; want that the coordinator said nothing for 2s", c.err)
+	}
+	wantNothingIn(t, dir, "the job of a lost coordinator left")
+}

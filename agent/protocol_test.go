@@ -28,7 +28,7 @@ func TestMessagesRoundTripOneALine(t *testing.T) {
 		&Error{Message: "bad block size", Usage: true},
 		&Pong{Sent: at, AgentNs: at.UnixNano() + 5},
 		&Done{},
-		&Job{Job: frontend.Job{Command: "bench", Steps: []step.Step{{Name: "s", Workload: spec.Workload{Target: spec.Target{Scheme: "null"}}}}}, Deadline: at},
+		&Job{Job: frontend.Job{Command: "bench", Steps: []step.Step{{Name: "s", Workload: spec.Workload{Target: spec.Target{Scheme: "null"}}}}}, Deadline: at, Silence: 5 * time.Second},
 		&Start{At: at},
 		&Ping{Sent: at},
 		&Stop{},
