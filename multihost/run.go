@@ -42,8 +42,16 @@ type Options struct {
 	// Lead is how long after the last host is ready every host starts:
 	// long enough for the start to reach them all; zero is 500 ms.
 	Lead time.Duration
-	// Silence is how long a host may say nothing while it runs before it
-	// counts as lost (three missed ticks); zero is 3 s.
+	// Silence is how long a host may say nothing before it counts as
+	// lost; zero is 2 s. The coordinator pings every host every Silence/4
+	// from the job's start to its end, and an agent answers at once,
+	// whatever it is doing, so a live host is heard from at least every
+	// Silence/4 (and ticks each second while it runs); the silences are
+	// checked every Silence/8, so a host whose link dies is called lost
+	// between Silence-Silence/4 and Silence+Silence/8 after it died (1.5
+	// to 2.25 s). The agent, for its part, stops its job, removes what it
+	// wrote and ends once it has heard nothing from the coordinator for
+	// 2.5 x Silence (5 s), since a dead link does not close its stdin.
 	Silence time.Duration
 	// Opened, if set, is called from one goroutine when step s starts
 	// on every host, and returns the subscriber of the step's seconds
@@ -120,7 +128,8 @@ type link struct {
 type event struct {
 	host int
 	msg  agent.Message
-	err  error // the agent's stream ended or broke
+	err  error     // the agent's stream ended or broke
+	at   time.Time // when it was read
 }
 
 // Run runs j on every host at once: each host checks in (version,
@@ -147,11 +156,12 @@ func Run(ctx context.Context, j frontend.Job, hosts []Host, opts Options) (*Outc
 	if err := checkIn(ctx, links, j, opts); err != nil {
 		return &Outcome{}, err
 	}
-	r := &run{links: links, opts: opts, job: j, steps: make([]*stepRun, len(j.Steps)), events: make(chan event, 64*len(links))}
+	r := &run{links: links, opts: opts, job: j, steps: make([]*stepRun, len(j.Steps)), events: make(chan event, 64*len(links)), ended: make(chan struct{})}
 	for i, l := range links {
 		go r.listen(i, l)
 	}
 	runErr := r.loop(ctx)
+	close(r.ended)
 	out, mergeErr := r.outcome()
 	switch {
 	case runErr != nil:
@@ -170,7 +180,7 @@ func (o Options) withDefaults() Options {
 		o.Lead = 500 * time.Millisecond
 	}
 	if o.Silence == 0 {
-		o.Silence = 3 * time.Second
+		o.Silence = 2 * time.Second
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -269,7 +279,8 @@ func (l *link) checkIn(opts Options) error {
 }
 
 // sendJob sends the host, k-th of hosts, its share of j, with a deadline
-// on the host's clock when j's length is known.
+// on the host's clock when j's length is known, to be stopped by the
+// agent if the coordinator says nothing for 2.5 x opts.Silence.
 func (l *link) sendJob(j frontend.Job, k, hosts int, opts Options) error {
 	own, err := frontend.ForHost(j, l.host.Label, hosts)
 	if opts.SharedTarget {
@@ -281,7 +292,7 @@ func (l *link) sendJob(j frontend.Job, k, hosts int, opts Options) error {
 	for i := range own.Steps {
 		own.Steps[i].Save = "" // the agent sends its results back
 	}
-	msg := agent.Job{Job: own}
+	msg := agent.Job{Job: own, Silence: opts.Silence * 5 / 2}
 	if took, exact := frontend.Estimate(own); exact && took > 0 {
 		msg.Deadline = HostTime(opts.Now().Add(took+opts.DeadlineMargin), l.offset)
 	}
@@ -302,11 +313,12 @@ type run struct {
 	job    frontend.Job
 	steps  []*stepRun // per step, once it started
 	events chan event
+	ended  chan struct{} // closed once the loop is over
 
 	ready    map[int]int // per step, the hosts ready
-	done     int         // hosts whose job ended
-	running  []bool      // hosts started on a step whose result has not come
-	heard    []time.Time // when each host last said something, or was started
+	done     int         // hosts over
+	over     []bool      // hosts whose job or stream ended, or that were given up
+	heard    []time.Time // when each host last said something
 	stopping bool
 }
 
@@ -319,16 +331,17 @@ type stepRun struct {
 }
 
 // listen forwards everything l's agent says to the loop, until its
-// stream ends.
+// stream ends. Once the loop is over, what still comes (a pong to a ping
+// sent before its done, a lost host's late words) is read and dropped, so
+// that no agent is left blocked writing it.
 func (r *run) listen(i int, l *link) {
 	for {
 		m, err := l.dec.Decode()
-		if err != nil {
-			r.events <- event{host: i, err: err}
-			return
+		select {
+		case r.events <- event{host: i, msg: m, err: err, at: time.Now()}:
+		case <-r.ended:
 		}
-		r.events <- event{host: i, msg: m}
-		if _, ok := m.(*agent.Done); ok {
+		if err != nil {
 			return
 		}
 	}
@@ -343,9 +356,10 @@ func (r *run) loop(ctx context.Context) error {
 	for i := range r.heard {
 		r.heard[i] = time.Now()
 	}
-	r.running = make([]bool, len(r.links))
-	watch := time.NewTicker(r.opts.Silence / 3)
+	r.over = make([]bool, len(r.links))
+	watch := time.NewTicker(r.opts.Silence / 8)
 	defer watch.Stop()
+	pings := 0
 	var failure error
 	fail := func(host int, err error) {
 		if failure != nil || r.stopping {
@@ -365,26 +379,26 @@ func (r *run) loop(ctx context.Context) error {
 			ctxDone = nil
 			r.stop()
 		case now := <-watch.C:
-			for i, t := range r.heard {
-				if r.running[i] && !r.stopping && !r.links[i].lost && now.Sub(t) > r.opts.Silence {
-					fail(i, r.links[i].errorf("silent for %s: lost", now.Sub(t).Round(time.Millisecond)))
-				}
+			if pings++; pings%2 == 1 {
+				r.ping() // every Silence/4
 			}
-			if r.stopping && r.allSilentFor(now) {
-				return failure // the others did not wind up in time
+			for i, t := range r.heard {
+				if r.over[i] || now.Sub(t) <= r.opts.Silence {
+					continue
+				}
+				r.finish(i) // given up: nothing it says later is waited for
+				fail(i, r.links[i].errorf("silent for %s: lost", now.Sub(t).Round(time.Millisecond)))
 			}
 		case ev := <-r.events:
-			r.heard[ev.host] = time.Now()
+			if r.over[ev.host] {
+				continue // given up, or gone on without: what it still says is not counted
+			}
+			r.heard[ev.host] = ev.at
 			l := r.links[ev.host]
 			if ev.err != nil {
-				r.done++
-				if !l.lost {
-					fail(ev.host, l.errorf("its agent ended: %v", ev.err))
-				}
+				r.finish(ev.host)
+				fail(ev.host, l.errorf("its agent ended: %v", ev.err))
 				continue
-			}
-			if l.lost {
-				continue // gone on without it: what it still says is not counted
 			}
 			if err := r.handle(ev.host, ev.msg); err != nil {
 				fail(ev.host, err)
@@ -412,7 +426,7 @@ func (r *run) lose(i int, err error) {
 	l := r.links[i]
 	l.lost = true
 	l.enc.Encode(agent.Stop{}) // a host already gone is not stopped twice
-	r.running[i] = false
+	r.finish(i)
 	for _, st := range r.steps {
 		if st != nil {
 			st.series.Lose(i)
@@ -428,15 +442,23 @@ func (r *run) lose(i int, err error) {
 	}
 }
 
-// allSilentFor reports whether every host has been silent for twice the
-// silence allowed: a stop was sent and nothing more will come.
-func (r *run) allSilentFor(now time.Time) bool {
-	for _, t := range r.heard {
-		if now.Sub(t) < 2*r.opts.Silence {
-			return false
+// finish counts host i as over: its job or its stream ended, or it was
+// given up.
+func (r *run) finish(i int) {
+	if !r.over[i] {
+		r.over[i] = true
+		r.done++
+	}
+}
+
+// ping sends every host not over a ping: its agent knows the coordinator
+// is there, and its pong that the host is.
+func (r *run) ping() {
+	for i, l := range r.links {
+		if !r.over[i] {
+			l.enc.Encode(agent.Ping{Sent: r.opts.Now()}) // a host gone shows as silent
 		}
 	}
-	return true
 }
 
 // handle takes one message from host i.
@@ -466,7 +488,6 @@ func (r *run) handle(i int, m agent.Message) error {
 			m.Result.ClockOffset = &result.ClockOffset{OffsetMs: ms(l.offset), UncertaintyMs: ms(l.uncertainty)}
 		}
 		l.results[m.Step] = m.Result
-		r.running[i] = false
 		if st := r.stepAt(m.Step); st != nil {
 			st.series.End(i)
 		}
@@ -480,7 +501,7 @@ func (r *run) handle(i int, m agent.Message) error {
 		}
 		return err
 	case *agent.Done:
-		r.done++
+		r.finish(i)
 	}
 	return nil
 }
@@ -525,7 +546,6 @@ func (r *run) start(s int) error {
 		if err := o.enc.Encode(agent.Start{At: HostTime(at, o.offset)}); err != nil {
 			return o.errorf("sending the start: %v", err)
 		}
-		r.running[k], r.heard[k] = true, time.Now()
 	}
 	return nil
 }
