@@ -8,7 +8,9 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -84,6 +86,36 @@ func (h *Host) setLink(t testing.TB, state string) {
 	}
 }
 
+// Pids returns the processes in the host's namespace: its sshd, the
+// sessions it forked and what they run. Only for StartIsolated's hosts.
+func (h *Host) Pids(t testing.TB) []int {
+	t.Helper()
+	if h.netns == "" {
+		t.Fatalf("%s is not in a namespace of its own", h.Alias)
+	}
+	pids, err := namespacePids(h.netns)
+	if err != nil {
+		t.Fatalf("%s: %v", h.Alias, err)
+	}
+	return pids
+}
+
+func namespacePids(ns string) ([]int, error) {
+	out, err := ip("netns", "pids", ns)
+	if err != nil {
+		return nil, fmt.Errorf("ip netns pids %s: %s", ns, out)
+	}
+	var pids []int
+	for _, f := range strings.Fields(out) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("ip netns pids %s: %q", ns, out)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
 // isolate creates h's namespace and veth pair, with their addresses, and
 // sets h.Addr to the namespace's end; both are removed when t ends.
 func (h *Host) isolate(t testing.TB) {
@@ -98,6 +130,13 @@ func (h *Host) isolate(t testing.TB) {
 			t.Fatalf("%s: ip netns add: %s", h.Alias, out)
 		}
 		t.Cleanup(func() {
+			// Sessions whose client went while the link was cut would
+			// linger until TCP gives up: everything the namespace still
+			// runs was started by the test.
+			pids, _ := namespacePids(ns)
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
 			if out, err := ip("netns", "del", ns); err != nil {
 				t.Errorf("removing namespace %s: %s", ns, out)
 			}
