@@ -204,10 +204,11 @@ func checkIn(ctx context.Context, links []*link, j frontend.Job, opts Options) e
 	select {
 	case <-done:
 	case <-ctx.Done():
+		// A host may still be connecting: its check-in ends when the
+		// caller closes its transport, not waited for.
 		for _, l := range links {
 			l.host.In.Close()
 		}
-		<-done
 		return step.ErrInterrupted
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -397,7 +398,7 @@ func (r *run) loop(ctx context.Context) error {
 			l := r.links[ev.host]
 			if ev.err != nil {
 				r.finish(ev.host)
-				fail(ev.host, l.errorf("its agent ended: %v", ev.err))
+				fail(ev.host, l.errorf("its agent ended: %v", why(ev.err)))
 				continue
 			}
 			if err := r.handle(ev.host, ev.msg); err != nil {
@@ -440,6 +441,14 @@ func (r *run) lose(i int, err error) {
 			r.start(s) // every host left is ready
 		}
 	}
+}
+
+// why words the end of an agent's stream for its one line.
+func why(err error) string {
+	if errors.Is(err, io.EOF) {
+		return "its stream closed before its job was done (the agent killed, or its connection closed)"
+	}
+	return err.Error()
 }
 
 // finish counts host i as over: its job or its stream ended, or it was

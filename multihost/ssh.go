@@ -14,8 +14,11 @@ var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // each labelled by its name made safe for a file name, and closeAll,
 // which ends every ssh (and so every agent's stdin). An ssh that cannot
 // start is the error; one that cannot log in says so when its host is
-// read.
+// read. The sessions outlive ctx (its values are kept): when ctx ends,
+// Run stops the agents and still reads what they measured through them,
+// and closeAll ends them.
 func OverSSH(ctx context.Context, names []string, agents [][]string, opts ssh.Options) (hosts []Host, closeAll func(), err error) {
+	ctx = context.WithoutCancel(ctx)
 	var sessions []*ssh.Session
 	closeAll = func() {
 		for _, s := range sessions {
