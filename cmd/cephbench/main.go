@@ -26,10 +26,15 @@ func main() {
 	go func() {
 		interrupts := 0
 		for sig := range signals {
-			cancel()
 			if sig == syscall.SIGPIPE {
+				// Any write to a pipe nobody reads is told here, one to a
+				// lost host's ssh too: only a stdout gone stops the run.
+				if stdoutGone() {
+					cancel()
+				}
 				continue
 			}
+			cancel()
 			if interrupts++; interrupts > 1 {
 				fmt.Fprintln(os.Stderr, "cephbench: interrupted again, exiting without cleanup")
 				os.Exit(cli.ExitInterrupted)
@@ -41,6 +46,13 @@ func main() {
 	}
 	env := cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, StdoutTerminal: isTerminal(os.Stdout), StderrTerminal: isTerminal(os.Stderr)}
 	os.Exit(cli.Main(ctx, env, os.Args[1:]))
+}
+
+// stdoutGone reports whether stdout is a pipe whose reader has gone.
+func stdoutGone() bool {
+	fds := []unix.PollFd{{Fd: int32(unix.Stdout), Events: unix.POLLOUT}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&unix.POLLERR != 0
 }
 
 func isTerminal(f *os.File) bool {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,5 +54,41 @@ func TestCtrlCKeepsResultsAndCleansUp(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "INTERRUPTED") {
 		t.Errorf("the output does not say the step was interrupted:\n%s", stdout.String())
+	}
+}
+
+// Stdout piped into a reader that goes (head) stops the run as Ctrl-C
+// does: exit 130, its data removed. A write to another pipe nobody reads
+// (a lost host's ssh) does not: TestAKilledAgentOverSSH.
+func TestAClosedStdoutStopsTheRun(t *testing.T) {
+	_, bin := build(t)
+	data := t.TempDir()
+	cmd := exec.Command(bin, "bench", "--target", data, "--rw", "randwrite", "--size", "4M", "--duration", "1m")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill() // a failed check must not leave it running
+	w.Close()
+	if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
+		t.Fatalf("no first line: %v", err)
+	}
+	r.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Fatalf("exit: %v; want status 130", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("still running 15 s after its stdout went")
+	}
+	if entries, _ := os.ReadDir(data); len(entries) != 0 {
+		t.Errorf("left %v", entries)
 	}
 }
