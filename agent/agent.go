@@ -48,12 +48,12 @@ var (
 // ping is answered as soon as it is read, whatever runs. A running job
 // is stopped when in ends, on a stop, at its deadline or when ctx ends:
 // its I/O stops, what it wrote is removed and what it measured is still
-// sent while out takes it. A job whose coordinator goes silent for the
-// job's Silence is stopped the same way, but nothing more is sent (out
-// may lead nowhere and block). Serve returns once the job has cleaned
-// up: nil at the end of in, step.ErrInterrupted when ctx ended, or the
-// reason it could not go on (unreadable input, out failing, a silent
-// coordinator). Writes to out are serialised, one message a write. A
+// sent while out takes it. Once a job has set a Silence, a coordinator
+// silent that long is taken for lost: a job still running is stopped the
+// same way, nothing more is sent (out may lead nowhere and block), and
+// Serve returns. Serve returns once the job has cleaned up: nil at the
+// end of in, step.ErrInterrupted when ctx ended, or the reason it could
+// not go on (unreadable input, out failing, a silent coordinator). Writes to out are serialised, one message a write. A
 // reader blocked in in's Read is left to end with in.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
 	if opts.Now == nil {
@@ -123,9 +123,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 				a.diag("a %s message is not for an agent: ignored", m.Type())
 			}
 		case <-jobDone:
+			// The watch goes on: a coordinator lost while its job was
+			// ending would otherwise never be noticed.
 			a.send(&Done{})
 			job, jobDone = nil, nil
-			silence.disarm()
 		case <-heard:
 			silence.reset()
 		case <-silence.fired():

@@ -430,3 +430,29 @@ func TestASilentCoordinatorStopsTheJobAndItsCleanup(t *testing.T) {
 	}
 	wantNothingIn(t, dir, "the job of a lost coordinator left")
 }
+
+// The watch outlives the job that asked for it: an agent whose job ended
+// while its coordinator was already gone ends too, rather than waiting
+// for a next job that cannot come.
+func TestASilentCoordinatorEndsAnIdleAgent(t *testing.T) {
+	c, _ := serveAgent(t, Options{})
+	// The job is over well within the silence allowed, on a loaded
+	// machine too.
+	m := benchJob(nullLoad(200 * time.Millisecond))
+	m.Silence = 3 * time.Second
+	if j := c.runJob(m, time.Now, 5*time.Second); len(j.results) != 1 {
+		t.Fatalf("%d results, errors %v; want the job's result", len(j.results), j.errs)
+	}
+	done := time.Now()
+	select {
+	case <-c.served:
+	case <-time.After(2 * m.Silence):
+		t.Fatalf("an idle agent still serves %s after its coordinator's last word", 2*m.Silence)
+	}
+	if c.err == nil || !strings.Contains(c.err.Error(), "the coordinator said nothing") {
+		t.Errorf("Serve returned %v; want that the coordinator said nothing", c.err)
+	}
+	if took := time.Since(done); took > m.Silence {
+		t.Errorf("the idle agent ended %s after its job; its coordinator was silent from before the job ended", took)
+	}
+}

@@ -88,10 +88,10 @@ type Done struct{}
 // Job asks the agent to run a job. The agent stops it at Deadline (none
 // when zero), as when stdin closes or a Stop comes. With Silence (not
 // zero), the agent also takes the coordinator for lost when nothing at
-// all comes from it for that long while the job runs: it stops the job
-// and serves no more. A coordinator that sets it sends something (a ping
-// will do) more often than that, since a link that died does not close
-// the agent's stdin.
+// all comes from it for that long, from this job on: it stops the job if
+// it still runs and serves no more. A coordinator that sets it sends
+// something (a ping will do) more often than that until it closes the
+// agent's stdin, since a link that died does not close it.
 type Job struct {
 	Job      frontend.Job  `json:"job"`
 	Deadline time.Time     `json:"deadline"`
