@@ -157,6 +157,45 @@ func TestAHostWhoseLinkDiesIsCalledLostInTime(t *testing.T) {
 	}
 }
 
+// With GoOn, a host whose link dies is gone on without: the others run
+// their whole step, and the run ends with them rather than waiting for a
+// done the lost host can no longer send; the lost host's agent stops by
+// itself.
+func TestAHostWhoseLinkDiesWithGoOn(t *testing.T) {
+	fakes := startAgents(t, 3, nil)
+	hosts := hostsOf(fakes)
+	link := newCuttable(t)
+	hosts[1] = link.wrap(hosts[1])
+	var cutOnce sync.Once
+	ticks := func(metrics.Tick) {
+		cutOnce.Do(func() { time.AfterFunc(500*time.Millisecond, link.cutNow) })
+	}
+	var lost []string // told from Run's loop, read once Run returned
+	began := time.Now()
+	out, err := Run(context.Background(), benchJob(nullWorkload(5*time.Second)), hosts, Options{
+		GoOn: true, Lost: func(host string, _ error) { lost = append(lost, host) },
+		Opened: func(int) metrics.Subscriber { return ticks },
+	})
+	if err != nil {
+		t.Fatalf("a dead link with GoOn: %v; want the run to finish on the others", err)
+	}
+	if took := time.Since(began); took > 12*time.Second {
+		t.Errorf("the 5 s run ended %s after it began", took)
+	}
+	if len(lost) != 1 || lost[0] != "h2" {
+		t.Errorf("lost %v; want h2", lost)
+	}
+	if m := out.Results[0]; m == nil || len(m.Hosts) != 2 || m.Interrupted || m.Ops["read"].Ops == 0 {
+		t.Fatalf("result %+v; want h1's and h3's whole runs merged", m)
+	}
+	select {
+	case err := <-fakes[1].served:
+		fakes[1].served <- err // for the cleanup's wait
+	case <-time.After(10 * time.Second):
+		t.Fatal("h2's agent still runs 10 s after the run")
+	}
+}
+
 // stopWatch says when the coordinator first sent a stop through it.
 type stopWatch struct {
 	w    io.WriteCloser
