@@ -55,7 +55,7 @@ func BenchmarkCoordinatorSecondOfSixteenHosts(b *testing.B) {
 		r.links = append(r.links, &link{host: Host{Label: string(rune('a' + i))}, enc: agent.NewEncoder(io.Discard), results: map[int]*result.Result{}})
 	}
 	r.ready = map[int]int{}
-	r.heard, r.over = make([]time.Time, 16), make([]bool, 16)
+	r.heard, r.over, r.running = make([]time.Time, 16), make([]bool, 16), make([]bool, 16)
 	if err := r.start(0); err != nil {
 		b.Fatal(err)
 	}

@@ -224,3 +224,43 @@ func mustReadDir(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// typesSent records the type of each message written through it.
+type typesSent struct {
+	w     io.WriteCloser
+	mu    sync.Mutex
+	lines []string
+}
+
+func (s *typesSent) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.lines = append(s.lines, string(p))
+	s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *typesSent) Close() error { return s.w.Close() }
+
+// Over a transport that cannot ping (a pod's log), none is sent and the
+// agents are not asked to watch the coordinator, which could not keep
+// them hearing; the run goes as ever.
+func TestNoPingsOverATransportThatCannotPing(t *testing.T) {
+	fakes := startAgents(t, 2, nil)
+	hosts := hostsOf(fakes)
+	sent := &typesSent{w: hosts[0].In}
+	hosts[0].In = sent
+	_, err := Run(context.Background(), benchJob(nullWorkload(1500*time.Millisecond)), hosts, Options{UnmeasuredClocks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent.mu.Lock()
+	defer sent.mu.Unlock()
+	for _, l := range sent.lines {
+		if strings.HasPrefix(l, `{"type":"ping"`) || strings.HasPrefix(l, `{"type":"job"`) && strings.Contains(l, `"silence_ns"`) {
+			t.Errorf("sent %.60s...; want no ping, and a job without silence_ns", l)
+		}
+	}
+	if len(sent.lines) < 2 {
+		t.Errorf("sent %d messages; want at least the job and the start", len(sent.lines))
+	}
+}

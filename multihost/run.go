@@ -52,6 +52,9 @@ type Options struct {
 	// to 2.25 s). The agent, for its part, stops its job, removes what it
 	// wrote and ends once it has heard nothing from the coordinator for
 	// 2.5 x Silence (5 s), since a dead link does not close its stdin.
+	// Over a transport that cannot ping (UnmeasuredClocks) no pings are
+	// sent: a host is watched only while it runs, by its ticks, and its
+	// agent is not asked to watch the coordinator.
 	Silence time.Duration
 	// Opened, if set, is called from one goroutine when step s starts
 	// on every host, and returns the subscriber of the step's seconds
@@ -85,7 +88,8 @@ type Options struct {
 	// UnmeasuredClocks skips measuring and checking the hosts' clocks,
 	// for a transport whose round trip is too slow and uneven to time
 	// them (a pod's log): their clocks are taken as the coordinator's,
-	// and every merged result says so (UnmeasuredClocksNote).
+	// and every merged result says so (UnmeasuredClocksNote). No
+	// keepalive pings go through it either (see Silence).
 	UnmeasuredClocks bool
 }
 
@@ -293,7 +297,10 @@ func (l *link) sendJob(j frontend.Job, k, hosts int, opts Options) error {
 	for i := range own.Steps {
 		own.Steps[i].Save = "" // the agent sends its results back
 	}
-	msg := agent.Job{Job: own, Silence: opts.Silence * 5 / 2}
+	msg := agent.Job{Job: own}
+	if !opts.UnmeasuredClocks {
+		msg.Silence = opts.Silence * 5 / 2 // the loop pings it
+	}
 	if took, exact := frontend.Estimate(own); exact && took > 0 {
 		msg.Deadline = HostTime(opts.Now().Add(took+opts.DeadlineMargin), l.offset)
 	}
@@ -320,6 +327,7 @@ type run struct {
 	done     int         // hosts over
 	over     []bool      // hosts whose job or stream ended, or that were given up
 	heard    []time.Time // when each host last said something
+	running  []bool      // hosts started on a step whose result has not come
 	stopping bool
 }
 
@@ -357,7 +365,9 @@ func (r *run) loop(ctx context.Context) error {
 	for i := range r.heard {
 		r.heard[i] = time.Now()
 	}
-	r.over = make([]bool, len(r.links))
+	r.over, r.running = make([]bool, len(r.links)), make([]bool, len(r.links))
+	// Without pings, only a running host's ticks say it is there.
+	pinging := !r.opts.UnmeasuredClocks
 	watch := time.NewTicker(r.opts.Silence / 8)
 	defer watch.Stop()
 	pings := 0
@@ -380,11 +390,11 @@ func (r *run) loop(ctx context.Context) error {
 			ctxDone = nil
 			r.stop()
 		case now := <-watch.C:
-			if pings++; pings%2 == 1 {
+			if pings++; pinging && pings%2 == 1 {
 				r.ping() // every Silence/4
 			}
 			for i, t := range r.heard {
-				if r.over[i] || now.Sub(t) <= r.opts.Silence {
+				if r.over[i] || !(pinging || r.running[i]) || now.Sub(t) <= r.opts.Silence {
 					continue
 				}
 				r.finish(i) // given up: nothing it says later is waited for
@@ -497,6 +507,7 @@ func (r *run) handle(i int, m agent.Message) error {
 			m.Result.ClockOffset = &result.ClockOffset{OffsetMs: ms(l.offset), UncertaintyMs: ms(l.uncertainty)}
 		}
 		l.results[m.Step] = m.Result
+		r.running[i] = false
 		if st := r.stepAt(m.Step); st != nil {
 			st.series.End(i)
 		}
@@ -555,6 +566,7 @@ func (r *run) start(s int) error {
 		if err := o.enc.Encode(agent.Start{At: HostTime(at, o.offset)}); err != nil {
 			return o.errorf("sending the start: %v", err)
 		}
+		r.running[k], r.heard[k] = true, time.Now()
 	}
 	return nil
 }
