@@ -302,6 +302,26 @@ type Condition struct {
 
 var conditionRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9.]*)\s*(<=|>=|<|>)\s*([+-]?(?:\d+\.?\d*|\.\d+))\s*%$`)
 
+// ParseConditions reads conditions as --fail-if flags give them: each
+// flag one condition or several separated by commas (ParseCondition);
+// empty parts are skipped.
+func ParseConditions(flags []string) ([]Condition, error) {
+	var conds []Condition
+	for _, flag := range flags {
+		for part := range strings.SplitSeq(flag, ",") {
+			if strings.TrimSpace(part) == "" {
+				continue
+			}
+			c, err := ParseCondition(part)
+			if err != nil {
+				return nil, err
+			}
+			conds = append(conds, c)
+		}
+	}
+	return conds, nil
+}
+
 // ParseCondition reads "METRIC OP PERCENT%": a metric of Metrics (or an
 // alias MetricNamed knows), one of <, <=, >, >=, and a signed percentage.
 // Spaces around the parts are optional.

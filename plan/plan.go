@@ -658,3 +658,17 @@ func SplitArgs(s string) ([]string, error) {
 	}
 	return args, nil
 }
+
+// ParseSets reads --set flags, each NAME=VALUE, into a plan's variables;
+// a flag without a name or "=" is an error naming it.
+func ParseSets(sets []string) (map[string]string, error) {
+	vars := map[string]string{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("invalid --set %q (want NAME=VALUE)", s)
+		}
+		vars[k] = v
+	}
+	return vars, nil
+}

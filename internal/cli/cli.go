@@ -85,6 +85,9 @@ func (env Env) readFile(p string) ([]byte, error) { return os.ReadFile(env.path(
 // run runs the job a command line asked for, printing to env's streams,
 // or hands it over when env only parses.
 func (env Env) run(ctx context.Context, j frontend.Job) error {
+	if stray := env.hosts.stray(); stray != "" && !env.hosts.given() {
+		return usagef("%s is for a run on other hosts: give them with --hosts or --hostfile", stray)
+	}
 	if env.parsed != nil {
 		*env.parsed = j
 		return nil
@@ -161,7 +164,8 @@ them all the same way: exact latency percentiles, per-second series,
 bandwidth and IOPS statistics, and a JSON result for every step.
 
 With no arguments, "cephbench run" runs a short built-in plan on a local
-directory; no cluster is needed.`,
+directory; no cluster is needed. "cephbench k8s render|run" runs a
+command's job on Kubernetes pods at once (cephbench-k8s, "make k8s").`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       result.Version,

@@ -327,3 +327,27 @@ func (w *watchedOutput) String() string {
 	defer w.mu.Unlock()
 	return w.buf.String()
 }
+
+// A flag of a run on other hosts, given without the hosts, would do
+// nothing: it is refused in one line naming it, before any I/O.
+func TestHostFlagsWithoutHostsAreRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "--target", "null://", "--duration", "1s", "--per-host"},
+		{"bench", "--target", "null://", "--duration", "1s", "--on-host-failure", "continue"},
+		{"bench", "--target", "null://", "--duration", "1s", "--push-binary"},
+		{"fio", "--name=x", "--ioengine=null", "--size=1M", "--ssh-config", "cfg"},
+	} {
+		results := t.TempDir()
+		code, stdout, stderr := cephbenchIn(t, context.Background(), results, nil, args...)
+		flag := args[len(args)-1]
+		if !strings.HasPrefix(flag, "--") {
+			flag = args[len(args)-2]
+		}
+		if code != ExitUsage || !strings.Contains(stderr, flag+" is for a run on other hosts") || strings.Count(stderr, "\n") != 1 || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", args, code, stdout, stderr, flag)
+		}
+		if entries, _ := os.ReadDir(results); len(entries) != 0 {
+			t.Errorf("%v: wrote %v", args, entries)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -72,9 +71,9 @@ func newCompareCmd(env Env) *cobra.Command {
 			if !(alpha > 0 && alpha < 1) {
 				return usagef("invalid --alpha %g (want a probability between 0 and 1)", alpha)
 			}
-			conds, err := parseFailIf(failIf)
+			conds, err := aggregate.ParseConditions(failIf)
 			if err != nil {
-				return err
+				return usagef("--fail-if: %v", err)
 			}
 			sets, err := loadCompared(args)
 			if err != nil {
@@ -108,25 +107,6 @@ func newCompareCmd(env Env) *cobra.Command {
 	fl.Float64Var(&alpha, "alpha", 0.05, "significance level of the t-test")
 	fl.BoolVar(&ignoreNoise, "ignore-noise", false, "let --fail-if fail on changes judged within noise too")
 	return cmd
-}
-
-// parseFailIf parses the --fail-if flags, each one condition or several
-// separated by commas.
-func parseFailIf(flags []string) ([]aggregate.Condition, error) {
-	var conds []aggregate.Condition
-	for _, flag := range flags {
-		for part := range strings.SplitSeq(flag, ",") {
-			if strings.TrimSpace(part) == "" {
-				continue
-			}
-			c, err := aggregate.ParseCondition(part)
-			if err != nil {
-				return nil, usagef("--fail-if: %v", err)
-			}
-			conds = append(conds, c)
-		}
-	}
-	return conds, nil
 }
 
 // loadCompared loads the two sides of a comparison; a missing path or a

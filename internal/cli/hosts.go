@@ -33,6 +33,27 @@ func (h *hostFlags) register(fl *pflag.FlagSet) {
 
 func (h *hostFlags) given() bool { return h != nil && (h.list != "" || h.file != "") }
 
+// stray is the first flag of a run on other hosts set to other than its
+// default, which without hosts would do nothing; empty when none is.
+func (h *hostFlags) stray() string {
+	if h == nil {
+		return ""
+	}
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{
+		{h.sshConfig != "", "--ssh-config"}, {h.remote != "cephbench", "--remote-cephbench"},
+		{h.maxSkew != multihost.DefaultMaxSkew, "--max-clock-skew"}, {h.onFailure != "stop", "--on-host-failure"},
+		{h.push, "--push-binary"}, {h.perHost, "--per-host"}, {h.shared, "--shared-image"},
+	} {
+		if f.set {
+			return f.name
+		}
+	}
+	return ""
+}
+
 // hostCommand is how the flags run a job on their hosts.
 func (env Env) hostCommand() (multihost.Command, error) {
 	h := env.hosts

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/plan"
 	"github.com/cephbench/cephbench/plan/planrun"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -33,9 +34,9 @@ func (f *runFlags) plan(env Env, cmd *cobra.Command, args []string) (*planrun.Ru
 	if f.duration <= 0 {
 		return nil, usagef("--duration must be positive")
 	}
-	vars, err := parseSets(f.sets)
+	vars, err := plan.ParseSets(f.sets)
 	if err != nil {
-		return nil, err
+		return nil, usageErr(err)
 	}
 	quick := len(args) == 0 || args[0] == "quick"
 	ownFlags := cmd.Flags().Changed("target") || cmd.Flags().Changed("duration")
@@ -128,18 +129,6 @@ full text is in its folder's output.txt.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-second tables and no live progress line")
 	env.hosts.register(fl)
 	return cmd
-}
-
-func parseSets(sets []string) (map[string]string, error) {
-	vars := map[string]string{}
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return nil, usagef("invalid --set %q (want NAME=VALUE)", s)
-		}
-		vars[k] = v
-	}
-	return vars, nil
 }
 
 // quickPlan is the quick plan on target, a local path taken from the
