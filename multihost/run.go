@@ -490,18 +490,7 @@ func (r *run) handle(i int, m agent.Message) error {
 			return r.start(m.Step)
 		}
 	case *agent.Tick:
-		t, hists, err := m.Tick.Packed()
-		if err != nil {
-			return l.errorf("its tick: %v", err)
-		}
-		if r.opts.HostTicks != nil {
-			if full, err := m.Tick.Decode(); err == nil {
-				r.opts.HostTicks(l.host.Label, full)
-			}
-		}
-		if st := r.stepAt(m.Step); st != nil {
-			st.series.AddPacked(i, t, hists)
-		}
+		return r.tick(i, m)
 	case *agent.Result:
 		if !r.opts.UnmeasuredClocks {
 			m.Result.ClockOffset = &result.ClockOffset{OffsetMs: ms(l.offset), UncertaintyMs: ms(l.uncertainty)}
@@ -527,6 +516,32 @@ func (r *run) handle(i int, m agent.Message) error {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// tick adds host i's tick into its step's second. A host's own tick is
+// decoded in full only when it is wanted on its own (HostTicks); the sum
+// needs only its sparse histograms.
+func (r *run) tick(i int, m *agent.Tick) error {
+	st := r.stepAt(m.Step)
+	if r.opts.HostTicks != nil {
+		t, err := m.Tick.Decode()
+		if err != nil {
+			return r.links[i].errorf("its tick: %v", err)
+		}
+		r.opts.HostTicks(r.links[i].host.Label, t)
+		if st != nil {
+			st.series.Add(i, t)
+		}
+		return nil
+	}
+	t, hists, err := m.Tick.Packed()
+	if err != nil {
+		return r.links[i].errorf("its tick: %v", err)
+	}
+	if st != nil {
+		st.series.AddPacked(i, t, hists)
+	}
+	return nil
+}
 
 // stepAt is step s once started; nil for an index the job does not have
 // or a step not started.

@@ -76,6 +76,18 @@ func startAgents(t *testing.T, n int, opts func(i int) agent.Options) []*fakeHos
 	return hosts
 }
 
+// ended reports whether h's agent ended within d, leaving its end for the
+// test's cleanup to see again.
+func (h *fakeHost) ended(d time.Duration) bool {
+	select {
+	case err := <-h.served:
+		h.served <- err
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
 func hostsOf(fs []*fakeHost) []Host {
 	hs := make([]Host, len(fs))
 	for i, f := range fs {
@@ -180,10 +192,7 @@ func TestALostHostStopsEveryHost(t *testing.T) {
 	}
 	// The lost host's agent cleans up once its stdin breaks; the run
 	// does not wait for a host it lost.
-	select {
-	case err := <-hosts[1].served:
-		hosts[1].served <- err // for the cleanup's wait
-	case <-time.After(10 * time.Second):
+	if !hosts[1].ended(10 * time.Second) {
 		t.Fatal("the lost host's agent still serving")
 	}
 	entries, _ := os.ReadDir(dir)
@@ -206,12 +215,9 @@ func TestInterruptingTheCoordinatorStopsEveryHost(t *testing.T) {
 	}
 	for _, h := range hosts {
 		h.In.Close()
-		select {
-		case <-h.served:
-		case <-time.After(5 * time.Second):
+		if !h.ended(5 * time.Second) {
 			t.Errorf("agent %s still running after the stop", h.Label)
 		}
-		h.served <- nil // for the cleanup's wait
 	}
 }
 

@@ -27,14 +27,22 @@ import (
 func onHosts(t *testing.T, bin, remote string, fleet *sshtest.Fleet, hosts []string, args ...string) (int, string) {
 	t.Helper()
 	args = append(args, "--hosts", strings.Join(hosts, ","), "--ssh-config", fleet.ConfigFile, "--remote-cephbench", remote)
-	out, err := exec.Command(bin, args...).CombinedOutput()
-	code := 0
+	cmd := exec.Command(bin, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return exitCode(t, cmd.Run()), out.String()
+}
+
+// exitCode is the exit code of a command that ran with err: a command
+// that could not run fails the test.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
 	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
+		return ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return code, string(out)
+	return 0
 }
 
 // wantMergedExactly checks a merged result against its hosts' own: ops
@@ -164,13 +172,7 @@ func coordinate(t *testing.T, bin string, fleet *sshtest.Fleet, args ...string) 
 	cmd := exec.Command(bin, args...)
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, o.String(), e.String()
+	return exitCode(t, cmd.Run()), o.String(), e.String()
 }
 
 // fio's command line on three hosts, each in its own files of one

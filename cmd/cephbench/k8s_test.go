@@ -16,13 +16,7 @@ func TestK8sRunsTheLauncherBesideIt(t *testing.T) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), "PATH="+t.TempDir()) // none on PATH
 		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, string(out)
+		return exitCode(t, err), string(out)
 	}
 	code, out := run("k8s", "render", "--clients", "2")
 	if code != 2 || !strings.Contains(out, "cephbench-k8s") || !strings.Contains(out, "make k8s") || strings.Count(out, "\n") != 1 {
