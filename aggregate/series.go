@@ -29,16 +29,14 @@ type SeriesAdder struct {
 	first   int // the first merged second not yet passed on
 	out     metrics.Subscriber
 	series  []metrics.Second
-	windows []*windowTally
-	// lostFrom is, per window after the first, the merged second it
-	// begins at: the first its lost host did not send.
-	lostFrom []int
+	windows []*windowTally // in order, each begun by a loss but the first
 }
 
 // windowTally is the rates of a run over the seconds one set of hosts
 // contributed to: all of them, or those left after a host was lost.
 type windowTally struct {
 	hosts    int
+	begins   int     // the merged second it begins at: the first its lost host did not send
 	lost     string  // the host whose loss began the window, if any
 	from, to float64 // seconds on the merged clock
 	counted  bool    // a second counted: from is set
@@ -122,8 +120,7 @@ func (a *SeriesAdder) Lose(h int) {
 	}
 	a.ended[h] = true
 	cur := a.windows[len(a.windows)-1]
-	a.windows = append(a.windows, &windowTally{hosts: cur.hosts - 1, lost: a.names[h], kinds: map[string]*kindTally{}})
-	a.lostFrom = append(a.lostFrom, a.next[h])
+	a.windows = append(a.windows, &windowTally{hosts: cur.hosts - 1, begins: a.next[h], lost: a.names[h], kinds: map[string]*kindTally{}})
 	a.passOn(false)
 }
 
@@ -194,13 +191,12 @@ func (a *SeriesAdder) tally(b, hosts int, t metrics.Tick) {
 // windowOf is the window merged second b belongs to: the one begun by the
 // last loss at or before it.
 func (a *SeriesAdder) windowOf(b int) *windowTally {
-	w := 0
-	for i, from := range a.lostFrom {
-		if b >= from {
-			w = i + 1
+	for i := len(a.windows) - 1; i > 0; i-- {
+		if b >= a.windows[i].begins {
+			return a.windows[i]
 		}
 	}
-	return a.windows[w]
+	return a.windows[0]
 }
 
 // Series is the merged seconds passed on so far.

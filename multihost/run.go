@@ -287,9 +287,12 @@ func (l *link) checkIn(opts Options) error {
 // on the host's clock when j's length is known, to be stopped by the
 // agent if the coordinator says nothing for 2.5 x opts.Silence.
 func (l *link) sendJob(j frontend.Job, k, hosts int, opts Options) error {
-	own, err := frontend.ForHost(j, l.host.Label, hosts)
+	var own frontend.Job
+	var err error
 	if opts.SharedTarget {
 		own, err = frontend.InRegion(j, k, hosts)
+	} else {
+		own, err = frontend.ForHost(j, l.host.Label, hosts)
 	}
 	if err != nil {
 		return err
