@@ -143,8 +143,8 @@ func TestNetResultsLoadAsBandwidthAndRoundTrips(t *testing.T) {
 		Series: []netresult.Interval{{Start: 0, End: 1, Up: &netresult.IntervalSum{Bytes: 9e8}}, {Start: 1, End: 2, Up: &netresult.IntervalSum{Bytes: 1.1e9}}},
 		RTT:    &netresult.RTT{Latency: metrics.LatencyOf(h), Histogram: string(enc)},
 	}
-	path := filepath.Join(t.TempDir(), "net.json")
-	if err := n.Save(path); err != nil {
+	path, err := n.SaveNew(filepath.Join(t.TempDir(), "net.json"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := Load(path)
@@ -161,7 +161,7 @@ func TestNetResultsLoadAsBandwidthAndRoundTrips(t *testing.T) {
 
 	// In a plan, it keeps its place.
 	n.Plan = &result.PlanStep{Step: "net", Target: "peer", Repeat: 2, Of: 3}
-	if err := n.Save(path); err != nil {
+	if path, err = n.SaveNew(path); err != nil {
 		t.Fatal(err)
 	}
 	if s, err = Load(path); err != nil {

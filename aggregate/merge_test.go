@@ -191,8 +191,8 @@ func TestMergeHostsAddsWhatTheHostsMeasured(t *testing.T) {
 	// Saved and loaded back, it is the same result, series included.
 	path := filepath.Join(dir, "merged", "randrw.json")
 	series := m.Series
-	if err := m.SaveWithIntervals(path, intervals); err != nil {
-		t.Fatal(err)
+	if saved, err := m.SaveNew(path, intervals); err != nil || saved != path {
+		t.Fatalf("saved to %q: %v", saved, err)
 	}
 	back, err := result.Load(path)
 	if err != nil {

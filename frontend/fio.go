@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -247,9 +248,16 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 	// called concurrently, each from its job's goroutine once its target
 	// is open (and its start delay over): a follower sees one gate per
 	// job, in the order they open, not one for the group.
+	var series []metrics.Second // what the status lines need of the run so far
 	so := step.Output{Live: r.live, Hooks: r.hooks(i), Opened: func(engine.Session) metrics.Subscriber {
 		r.header()
-		return nil
+		if r.opts.StatusInterval <= 0 {
+			return nil
+		}
+		return func(t metrics.Tick) {
+			t.Kinds = maps.Clone(t.Kinds)
+			series = append(series, t.Second)
+		}
 	}}
 	if interval := r.opts.StatusInterval.D(); interval > 0 {
 		var last time.Time
@@ -262,14 +270,11 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 			last = time.Now()
 			// o is valid only now: Result copies it.
 			res, err := o.Result(st.Name, &st.Workload, result.ThisHost())
-			if err == nil {
-				// The log holds every second so far: its subscriber
-				// runs before this.
-				res.Series, err = result.ReadTickLog(result.TickLogPath(st.Save))
-			}
 			if err != nil {
 				return // the status line misses one second; the run goes on
 			}
+			// Every second so far: its subscriber runs before this.
+			res.Series = slices.Clone(series)
 			r.mu.Lock()
 			r.latest[i] = res
 			r.mu.Unlock()

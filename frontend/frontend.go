@@ -99,7 +99,8 @@ func lookup(command string) (front, error) {
 }
 
 // Run runs j, printing to out, and saves each step's result where the
-// step says. Errors in what j asks for, found before any I/O, are
+// step says, or under the first free name after it (PrepareResults and
+// result.Begin). Errors in what j asks for, found before any I/O, are
 // *engine.UsageError; a run stopped by ctx saves and prints what it
 // measured and returns step.ErrInterrupted. Run is safe for concurrent
 // use with other jobs.
@@ -111,6 +112,11 @@ func Run(ctx context.Context, j Job, out IO) error {
 	if f.unhooked && out.Hooks != nil {
 		return engine.Usagef("a %s job cannot be followed step by step: its test does not run as a step", j.Command)
 	}
+	j, done, err := PrepareResults(j)
+	if err != nil {
+		return err
+	}
+	defer done()
 	out = out.orDiscard()
 	for _, n := range j.Notes {
 		fmt.Fprintln(out.Stderr, n)

@@ -42,13 +42,14 @@ func runNetClient(ctx context.Context, j Job, out IO) error {
 		return err // the server or the network went away: a failure
 	}
 	res.Plan = st.Plan
+	var saved string
 	var saveErr error
 	if st.Save != "" {
-		saveErr = res.Save(st.Save)
+		saved, saveErr = res.SaveNew(st.Save)
 	}
 	netbench.Summary(text, res)
-	if st.Save != "" && saveErr == nil {
-		fmt.Fprintf(text, "result saved to %s\n", st.Save)
+	if saved != "" {
+		fmt.Fprintf(text, "result saved to %s\n", saved)
 	}
 	if j.Format == "json" {
 		b, err := json.MarshalIndent(res, "", "  ")

@@ -5,6 +5,7 @@ package frontend
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,10 +46,11 @@ func radosBench(ctx context.Context, st step.Step, hooks step.Hooks, out IO) err
 		return p.Opened()
 	}}
 	res, err := step.Run(ctx, st, so)
-	if err != nil {
+	if res == nil {
 		return err
 	}
-	if err := p.Done(res, st.Save); err != nil {
+	// A result that could not be saved where asked is still printed.
+	if err := errors.Join(err, p.Done(res, res.Path)); err != nil {
 		return err
 	}
 	if res.Interrupted {

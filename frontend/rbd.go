@@ -4,6 +4,7 @@ package frontend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,10 +33,11 @@ func rbdBench(ctx context.Context, st step.Step, hooks step.Hooks, out IO) error
 	p := rbdPresenter(st, out)
 	so := step.Output{Live: out.Live, Hooks: hooks, Opened: func(engine.Session) metrics.Subscriber { return p.Opened() }}
 	res, err := step.Run(ctx, st, so)
-	if err != nil {
+	if res == nil {
 		return err
 	}
-	if err := p.Done(res, st.Save); err != nil {
+	// A result that could not be saved where asked is still printed.
+	if err := errors.Join(err, p.Done(res, res.Path)); err != nil {
 		return err
 	}
 	if res.Interrupted {

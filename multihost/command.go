@@ -92,6 +92,11 @@ type Printing struct {
 // output of the merged jobs at the end; the heading, and any host gone
 // on without, go to out.Stderr. It returns Run's outcome and error.
 func (p Printing) Run(ctx context.Context, j frontend.Job, hosts []Host, opts Options, out frontend.IO) (*Outcome, error) {
+	j, done, err := frontend.PrepareResults(j)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	text := out.Stdout
 	if j.Format == "json" {
 		text = out.Stderr

@@ -337,9 +337,9 @@ type run struct {
 // stepRun is a step that started on every host: its seconds added as
 // they come and written to its tick log.
 type stepRun struct {
-	series *aggregate.SeriesAdder
-	log    *result.TickLog // nil when the step saves nothing
-	logErr error
+	series    *aggregate.SeriesAdder
+	saving    *result.Pending // nil when the step saves nothing
+	savingErr error
 }
 
 // listen forwards everything l's agent says to the loop, until its
@@ -568,7 +568,7 @@ func (r *run) start(s int) error {
 	}
 	st := &stepRun{}
 	if save := r.job.Steps[s].Save; save != "" {
-		st.log, st.logErr = result.CreateTickLog(result.TickLogPath(save), at)
+		st.saving, st.savingErr = result.Begin(save, r.job.Steps[s].Provisional(at))
 	}
 	var ticks metrics.Subscriber
 	if r.opts.Opened != nil {
@@ -593,13 +593,13 @@ func (r *run) start(s int) error {
 // its tick log, its histograms stamped as a run's, and given to ticks.
 func (st *stepRun) passOn(ticks metrics.Subscriber) metrics.Subscriber {
 	return func(t metrics.Tick) {
-		if st.log != nil {
+		if st.saving != nil {
 			for kind, h := range t.Histograms {
 				h.SetTag(kind)
 				h.SetStartTimeMs(int64((t.T - t.Dur) * 1000))
 				h.SetEndTimeMs(int64(t.T * 1000))
 			}
-			st.log.Tick(t)
+			st.saving.Tick(t)
 		}
 		if ticks != nil {
 			ticks(t)
@@ -640,15 +640,13 @@ func (r *run) outcome() (*Outcome, error) {
 					out.Labels[s] = append(out.Labels[s], l.host.Label)
 				}
 			}
-			if save := r.job.Steps[s].Save; save != "" {
-				err := st.save(res, save)
-				if err == nil {
-					out.Saved[s] = save
-				}
+			if r.job.Steps[s].Save != "" {
+				saved, err := st.save(res)
+				out.Saved[s], res.Path = saved, saved
 				errs = append(errs, err)
 			}
-		} else if st.log != nil {
-			st.log.Discard()
+		} else if st.saving != nil {
+			st.saving.Discard()
 		}
 	}
 	return out, errors.Join(errs...)
@@ -697,13 +695,12 @@ func (r *run) merged(s int, st *stepRun) (*result.Result, error) {
 	return res, nil
 }
 
-// save saves res at path with the step's tick log.
-func (st *stepRun) save(res *result.Result, path string) error {
-	if st.logErr != nil {
-		return fmt.Errorf("writing the merged tick log: %w", st.logErr)
+// save saves res where the step's result was claimed, with its tick log,
+// and returns where it went (a fallback place when it could not go
+// there: the error says so).
+func (st *stepRun) save(res *result.Result) (string, error) {
+	if st.savingErr != nil {
+		return "", fmt.Errorf("claiming the merged result's place: %w", st.savingErr)
 	}
-	if err := errors.Join(res.Attach(st.log), res.Save(path)); err != nil {
-		return fmt.Errorf("saving the merged result: %w", err)
-	}
-	return nil
+	return st.saving.Finish(res)
 }

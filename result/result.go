@@ -56,6 +56,11 @@ type Result struct {
 	// Interrupted is true when the run was stopped by a signal or a
 	// failure before its bound: the figures cover what was measured.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Unfinished marks the provisional result a run writes when it
+	// starts (Begin) and replaces when it saves: one found on disk is
+	// a run killed before it could save, and Load rebuilds its figures
+	// from its tick log.
+	Unfinished bool `json:"unfinished,omitempty"`
 	// Cluster is the Ceph cluster's state before and after the run, for
 	// targets on a cluster.
 	Cluster *cluster.Pair `json:"cluster,omitempty"`
@@ -72,6 +77,9 @@ type Result struct {
 	// Series is the run's intervals, read from the tick log by Load (or,
 	// for results without one, from the JSON itself).
 	Series []metrics.Second `json:"-"`
+	// Path is the file the result was saved to (Pending.Finish) or
+	// loaded from; empty for one never saved.
+	Path string `json:"-"`
 	// TickLog is the file name of the result's tick log, in the result's
 	// folder; empty for a result saved without one.
 	TickLog   string           `json:"tick_log,omitempty"`
@@ -183,11 +191,23 @@ func Load(path string) (*Result, error) {
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, want %q", path, r.Schema, Schema)
 	}
-	r.Series = stored.Series
-	if r.TickLog != "" {
-		if r.Series, err = ReadTickLog(filepath.Join(filepath.Dir(path), r.TickLog)); err != nil {
+	r.Series, r.Path = stored.Series, path
+	if r.TickLog == "" {
+		return &r, nil
+	}
+	log := filepath.Join(filepath.Dir(path), r.TickLog)
+	if !r.Unfinished {
+		if r.Series, err = ReadTickLog(log); err != nil {
 			return nil, fmt.Errorf("%s: its tick log: %w", path, err)
 		}
+		return &r, nil
+	}
+	intervals, err := ReadIntervals(log)
+	if err == nil {
+		err = r.rebuild(intervals)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: rebuilding a run killed before it saved, from its tick log: %w", path, err)
 	}
 	return &r, nil
 }

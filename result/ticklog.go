@@ -3,6 +3,7 @@ package result
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cephbench/cephbench/internal/io/atomicfile"
 	"github.com/cephbench/cephbench/metrics"
 )
 
@@ -44,23 +46,31 @@ func TickLogPath(resultPath string) string {
 
 // TickLog streams a run's ticks to its interval log: each interval reaches
 // the file (one write) when it closes, so a process killed at any moment
-// leaves every closed interval on disk. Tick is a metrics.Subscriber; it
-// and Close are called from one goroutine.
+// leaves every closed interval on disk. Once a write fails (the disk is
+// full), the intervals the file did not take are kept in memory, so that
+// a copy of the whole log can still be made elsewhere. Tick is a
+// metrics.Subscriber; it and Close are called from one goroutine.
 type TickLog struct {
 	path string
 	f    *os.File
 	buf  bytes.Buffer
 	lw   *hdr.HistogramLogWriter
-	err  error // the first failure; later ticks are dropped
+	// written is how many bytes the file took; from the first failed
+	// write on, spilling is set and unsaved is what it did not take.
+	written  int64
+	spilling bool
+	unsaved  bytes.Buffer
+	err      error // the first failure
 }
 
-// CreateTickLog creates the log at path, and its folder, for a run whose
-// measurement started at start, and writes its header.
-func CreateTickLog(path string, start time.Time) (*TickLog, error) {
+// createTickLog creates the log at path, and its folder, for a run whose
+// measurement started at start, and writes its header; flag is added to
+// O_WRONLY|O_CREATE (O_EXCL: a new file only).
+func createTickLog(path string, start time.Time, flag int) (*TickLog, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -73,13 +83,13 @@ func CreateTickLog(path string, start time.Time) (*TickLog, error) {
 	_ = l.lw.OutputComment("cephbench tick log: per interval a #tick line, then per op kind a #kind line and its histogram (ns)")
 	_ = l.lw.OutputLegend()
 	l.flush()
-	return l, l.err
+	return l, nil
 }
 
 // Tick appends one interval to the log.
 func (l *TickLog) Tick(t metrics.Tick) {
-	if l.err != nil {
-		return
+	if l.err != nil && !l.spilling {
+		return // a histogram failed to encode: the log cannot go on
 	}
 	names := make([]string, 0, len(t.Kinds))
 	for name := range t.Kinds {
@@ -98,12 +108,44 @@ func (l *TickLog) Tick(t metrics.Tick) {
 	l.flush()
 }
 
-// flush writes what the buffer holds, one write per interval.
+// flush writes what the buffer holds, one write per interval, or keeps it
+// once a write failed.
 func (l *TickLog) flush() {
-	if _, err := l.f.Write(l.buf.Bytes()); err != nil && l.err == nil {
-		l.err = err
+	defer l.buf.Reset()
+	if l.spilling {
+		l.unsaved.Write(l.buf.Bytes())
+		return
 	}
-	l.buf.Reset()
+	n, err := l.f.Write(l.buf.Bytes())
+	l.written += int64(n)
+	if err != nil {
+		l.err, l.spilling = cmp.Or(l.err, err), true
+		l.unsaved.Write(l.buf.Bytes()[n:])
+	}
+}
+
+// copyTo writes a new file at path, which must not exist, holding every
+// interval l took, and returns it as a tick log of its own.
+func (l *TickLog) copyTo(path string) (*TickLog, error) {
+	src, err := os.Open(l.path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	c := &TickLog{path: path, f: f}
+	if _, err := io.CopyN(f, src, l.written); err != nil {
+		c.Discard()
+		return nil, err
+	}
+	if _, err := f.Write(l.unsaved.Bytes()); err != nil {
+		c.Discard()
+		return nil, err
+	}
+	return c, nil
 }
 
 // Close closes the file and returns the first failure to write it.
@@ -111,9 +153,9 @@ func (l *TickLog) Close() error {
 	return errors.Join(l.err, l.f.Close())
 }
 
-// Attach closes l and makes it r's tick log, to be saved beside r: r
+// attach closes l and makes it r's tick log, to be saved beside r: r
 // names it, and has its series read back from it as Load would.
-func (r *Result) Attach(l *TickLog) error {
+func (r *Result) attach(l *TickLog) error {
 	if err := l.Close(); err != nil {
 		return fmt.Errorf("writing the tick log: %w", err)
 	}
@@ -141,11 +183,15 @@ func ReadTickLog(path string) ([]metrics.Second, error) {
 	if err != nil {
 		return nil, err
 	}
+	return seriesOf(intervals), nil
+}
+
+func seriesOf(intervals []Interval) []metrics.Second {
 	series := make([]metrics.Second, len(intervals))
 	for i, in := range intervals {
 		series[i] = in.Second
 	}
-	return series, nil
+	return series
 }
 
 // Interval is one interval of a series with the latency histograms (ns)
@@ -172,33 +218,35 @@ func ReadIntervals(path string) ([]Interval, error) {
 	return intervals, nil
 }
 
-// SaveWithIntervals saves r at path (as Save) with intervals, its series,
-// written to a tick log beside it (TickLogPath), for a series made other
-// than by running (results merged, say); r's series becomes theirs.
-func (r *Result) SaveWithIntervals(path string, intervals []Interval) error {
-	l, err := CreateTickLog(TickLogPath(path), r.Start)
+// SaveNew saves r, with intervals as its series (nil: none), at path or,
+// when that name is taken, the first free after it (as Begin), for a
+// series made other than by running (results merged, say); it returns
+// where r went. r's series becomes intervals'.
+func (r *Result) SaveNew(path string, intervals []Interval) (string, error) {
+	if intervals == nil {
+		r.TickLog = ""
+		return atomicfile.CreateNewJSON(path, r)
+	}
+	p, err := Begin(path, r)
 	if err != nil {
-		return err
+		return "", err
 	}
 	for _, in := range intervals {
 		t := metrics.Tick{Second: in.Second, Histograms: map[string]*hdr.Histogram{}}
 		for kind, enc := range in.Histograms {
 			h, err := hdr.Decode([]byte(enc))
 			if err != nil {
-				l.Discard()
-				return fmt.Errorf("the %s histogram at %gs: %w", kind, in.T, err)
+				p.Discard()
+				return "", fmt.Errorf("the %s histogram at %gs: %w", kind, in.T, err)
 			}
 			h.SetTag(kind)
 			h.SetStartTimeMs(int64((in.T - in.Dur) * 1000))
 			h.SetEndTimeMs(int64(in.T * 1000))
 			t.Histograms[kind] = h
 		}
-		l.Tick(t)
+		p.Tick(t)
 	}
-	if err := r.Attach(l); err != nil {
-		return err
-	}
-	return r.Save(path)
+	return p.Finish(r)
 }
 
 func readTicks(r *bufio.Reader) ([]Interval, error) {

@@ -18,10 +18,20 @@ import (
 // ticks carried.
 func writeTicks(t *testing.T, path string, n int) []metrics.Second {
 	t.Helper()
-	l, err := CreateTickLog(path, time.Now())
+	l, err := createTickLog(path, time.Now(), os.O_EXCL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := tickInto(l.Tick, n)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// tickInto gives n intervals, as writeTicks describes, to tick, and
+// returns their series.
+func tickInto(tick metrics.Subscriber, n int) []metrics.Second {
 	c := metrics.NewCollector([]string{"read", "write", "get-ttfb"})
 	rec := c.NewRecorder()
 	var want []metrics.Second
@@ -40,10 +50,7 @@ func writeTicks(t *testing.T, path string, n int) []metrics.Second {
 		}
 		tk := c.Tick(elapsed)
 		want = append(want, tk.Second)
-		l.Tick(tk)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
+		tick(tk)
 	}
 	return want
 }
@@ -184,8 +191,8 @@ func TestIntervalsCarryTheHistogramsAndSaveAgain(t *testing.T) {
 
 	r := &Result{Schema: Schema, Name: "again", Start: time.Now()}
 	path := filepath.Join(dir, "again", "again.json")
-	if err := r.SaveWithIntervals(path, intervals); err != nil {
-		t.Fatal(err)
+	if saved, err := r.SaveNew(path, intervals); err != nil || saved != path {
+		t.Fatalf("saved to %q: %v", saved, err)
 	}
 	back, err := Load(path)
 	if err != nil {

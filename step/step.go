@@ -173,14 +173,14 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		}
 	}
 	// Made after the gate, so that its start is the run's.
-	var ticks *result.TickLog
+	var pending *result.Pending
 	if st.Save != "" {
-		// First in line: a second is on disk before it is printed.
 		var err error
-		if ticks, err = result.CreateTickLog(result.TickLogPath(st.Save), time.Now()); err != nil {
-			return notRun(fmt.Errorf("the tick log: %w", err))
+		if pending, err = result.Begin(st.Save, st.Provisional(time.Now())); err != nil {
+			return notRun(fmt.Errorf("the result: %w", err))
 		}
-		opts.Subscribers = append(opts.Subscribers, ticks.Tick)
+		// First in line: a second is on disk before it is printed.
+		opts.Subscribers = append(opts.Subscribers, pending.Tick)
 	}
 	opts.Subscribers = append(opts.Subscribers, subscribers...)
 	outcome, runErr := runner.Run(ctx, sess, &st.Workload, opts)
@@ -197,8 +197,8 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		res, runErr = outcome.Result(st.Name, &st.Workload, result.ThisHost())
 	}
 	if runErr != nil {
-		if ticks != nil {
-			ticks.Discard()
+		if pending != nil {
+			pending.Discard()
 		}
 		return nil, fmt.Errorf("%s: %w", st.Name, runErr)
 	}
@@ -207,19 +207,26 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	res.Plan = st.Plan
 	res.Notes = append(append(append([]string{}, st.Notes...), res.Notes...), notes(sess, stateErr, closeErr)...)
 	var saveErr error
-	if st.Save != "" {
-		if err := errors.Join(res.Attach(ticks), res.Save(st.Save)); err != nil {
-			saveErr = fmt.Errorf("saving the result: %w", err)
+	if pending != nil {
+		if res.Path, saveErr = pending.Finish(res); saveErr != nil {
+			saveErr = fmt.Errorf("%s: %w", st.Name, saveErr)
 		}
 	}
 	if out.Result != nil {
 		out.Result(res)
 	}
-	if saveErr != nil {
-		return res, saveErr
+	// A result saved in a fallback place is still printed, and where.
+	out.Closing(res, res.Path)
+	return res, saveErr
+}
+
+// Provisional is the result st is to make, as known when its run starts
+// at start: what a run killed before it saves leaves for result.Load.
+func (st Step) Provisional(start time.Time) *result.Result {
+	return &result.Result{
+		Version: result.Version, Name: st.Name, Spec: st.Workload, Host: result.ThisHost(), Start: start.UTC(),
+		Plan: st.Plan, Notes: st.Notes,
 	}
-	out.Closing(res, st.Save)
-	return res, nil
 }
 
 // Closing prints res's summary and where it was saved (saved; empty for

@@ -45,22 +45,37 @@ func TestKilledRunKeepsItsSeconds(t *testing.T) {
 	_ = cmd.Wait() // killed: its status says so
 	alive := time.Since(created)
 
-	if _, err := os.Stat(save); !os.IsNotExist(err) {
-		t.Fatalf("the JSON result exists (%v): the run was not killed mid-way", err)
-	}
-	series, err := result.ReadTickLog(log)
+	// What it leaves is a result: the one it claimed when it started,
+	// marked unfinished, its figures rebuilt from the log's seconds.
+	res, err := result.Load(save)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !res.Unfinished || !res.Interrupted {
+		t.Fatalf("the result of a killed run: unfinished %v, interrupted %v", res.Unfinished, res.Interrupted)
+	}
+	series := res.Series
 	// 3.5s of measuring finished three seconds; one more may have closed
 	// before the kill landed.
 	if n := len(series); n < 3 || float64(n) > alive.Seconds()+0.5 {
 		t.Fatalf("%d seconds in the log of a run killed %v after its log appeared", n, alive)
 	}
+	var ops int64
 	for i, sec := range series {
-		ops := sec.Kinds["read"].Ops + sec.Kinds["write"].Ops
-		if sec.T != float64(i+1) || sec.Dur != 1 || ops == 0 {
-			t.Errorf("second %d: t=%g dur=%g, %d ops; want t=%d, dur 1 and some ops", i+1, sec.T, sec.Dur, ops, i+1)
+		n := sec.Kinds["read"].Ops + sec.Kinds["write"].Ops
+		if sec.T != float64(i+1) || sec.Dur != 1 || n == 0 {
+			t.Errorf("second %d: t=%g dur=%g, %d ops; want t=%d, dur 1 and some ops", i+1, sec.T, sec.Dur, n, i+1)
 		}
+		ops += n
+	}
+	total := res.Ops["read"].Ops + res.Ops["write"].Ops
+	if total != ops || res.ElapsedSeconds != float64(len(series)) || res.Ops["read"].Latency.MaxNs == 0 {
+		t.Errorf("rebuilt: %d ops over %gs, read max %dns; the log's seconds hold %d ops over %d s",
+			total, res.ElapsedSeconds, res.Ops["read"].Latency.MaxNs, ops, len(series))
+	}
+	// The report a user would ask for next reads it and says what it is.
+	out, err := exec.Command(bin, "report", save).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "killed before it saved") {
+		t.Errorf("cephbench report of the killed run's result (%v):\n%s", err, out)
 	}
 }

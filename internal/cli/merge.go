@@ -60,16 +60,17 @@ func newMergeCmd(env Env) *cobra.Command {
 				return usageErr(err)
 			}
 			save := env.path(out)
-			if intervals != nil {
-				err = merged.SaveWithIntervals(save, intervals)
-			} else {
-				err = merged.Save(save)
+			saved, err := merged.SaveNew(save, intervals)
+			if saved != "" {
+				report.Summary(env.Stdout, merged)
+				if saved == save {
+					saved = out // as the user wrote it
+				}
+				fmt.Fprintf(env.Stdout, "  result saved to %s\n", saved)
 			}
 			if err != nil {
 				return fmt.Errorf("saving the merged result: %w", err)
 			}
-			report.Summary(env.Stdout, merged)
-			fmt.Fprintf(env.Stdout, "  result saved to %s\n", out)
 			return nil
 		},
 	}

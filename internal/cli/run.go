@@ -109,7 +109,7 @@ full text is in its folder's output.txt.`,
 				r.Dir = env.path(f.out)
 			}
 			if r.Dir == "" {
-				r.Dir = stamped(env.path(f.results), r.Name)
+				r.Dir, r.NewDir = stamped(env.path(f.results), r.Name), true
 			}
 			if f.dryRun {
 				return r.DryRun()

@@ -37,6 +37,10 @@ type Run struct {
 	Name string
 	// Dir is the results folder; it is created, or with Resume read.
 	Dir string
+	// NewDir says Dir is a name made for this run (a timestamp): when
+	// another run took it, this one takes the first free of Dir-2,
+	// Dir-3, ... rather than refusing.
+	NewDir bool
 	// Stdout and Stderr are the run's streams.
 	Stdout, Stderr io.Writer
 	// Live is where the live progress line goes; nil for none.
@@ -133,9 +137,16 @@ func (r *Run) Execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	named := r.Dir
 	m, err := r.openFolder()
 	if err != nil {
 		return err
+	}
+	if r.Dir != named {
+		// Another run had the name: the steps save in this one's.
+		if jobs, err = r.parseItems(); err != nil {
+			return err
+		}
 	}
 	if r.prepare != nil {
 		if err := r.prepare(); err != nil {
@@ -207,12 +218,17 @@ func (r *Run) runSteps(ctx context.Context, m *result.Manifest, jobs []parsed, t
 func (r *Run) openFolder() (*result.Manifest, error) {
 	old, err := result.LoadManifest(r.Dir)
 	switch {
-	case err == nil && !r.resume:
+	case err == nil && !r.resume && !r.NewDir:
 		return nil, engine.Usagef("%s already holds a plan's results: resume it with --resume %s, or give another --out", r.Dir, r.Dir)
 	case err != nil && r.resume:
 		return nil, engine.Usagef("--resume %s: %v", r.Dir, err)
 	}
-	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+	if r.NewDir && !r.resume {
+		if r.Dir, err = atomicfile.ClaimDir(r.Dir); err != nil {
+			return nil, engine.Usagef("cannot make the results folder: %v", err)
+		}
+		old = nil // another run's, if the name was taken
+	} else if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", r.Dir, err)
 	}
 	m := &result.Manifest{

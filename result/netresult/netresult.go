@@ -221,8 +221,10 @@ type RTT struct {
 	Histogram string `json:"histogram"`
 }
 
-// Save writes r as indented JSON to path, creating its directory, through
-// a temporary file so a crash never leaves half a result.
-func (r *Result) Save(path string) error {
-	return atomicfile.WriteJSON(path, r)
+// SaveNew writes r as indented JSON to path, creating its directory, or,
+// when that name is taken, to the first free of path-2.json, ...; the
+// file appears whole and never in another's place. It returns where r
+// went.
+func (r *Result) SaveNew(path string) (string, error) {
+	return atomicfile.CreateNewJSON(path, r)
 }

@@ -59,21 +59,6 @@ func writeAt(t *testing.T, path string, off int64, b []byte) {
 	}
 }
 
-// mountAt mounts dev on a new directory and unmounts it when the test ends.
-func mountAt(t *testing.T, dev string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", dev, dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount %s: %v %s", dev, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
 func TestCheckDeviceLoop(t *testing.T) {
 	dev, _ := devsafetest.Loop(t, 64<<20)
 	link := filepath.Join(t.TempDir(), "by-id-link")
@@ -103,7 +88,7 @@ func TestCheckDeviceLoop(t *testing.T) {
 	if !mountable {
 		t.Skip("mkfs.ext4 is not installed: cannot check a mounted device")
 	}
-	dir := mountAt(t, dev)
+	dir := devsafetest.Mount(t, dev)
 	wantRefusal(t, CheckDevice(dev), dev, "mounted at "+dir)
 }
 
@@ -147,7 +132,7 @@ func TestCheckDevicePartitions(t *testing.T) {
 	if !mkfs(t, part) {
 		t.Skip("mkfs.ext4 is not installed: cannot check a mounted partition")
 	}
-	dir := mountAt(t, part)
+	dir := devsafetest.Mount(t, part)
 	wantRefusal(t, CheckDevice(dev), dev, "partition "+filepath.Base(part)+" is mounted at "+dir)
 }
 

@@ -50,6 +50,33 @@ func Loop(t testing.TB, size int64) (dev, image string) {
 	return dev, image
 }
 
+// Mount mounts dev on a new directory and unmounts it when the test ends.
+func Mount(t testing.TB, dev string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", dev, dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount %s: %v %s", dev, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// Filesystem makes an ext4 filesystem of size bytes, with no blocks kept
+// for root, on a loop device (Loop), and mounts it (Mount): a small disk
+// a test can fill.
+func Filesystem(t testing.TB, size int64) string {
+	t.Helper()
+	dev, _ := Loop(t, size)
+	if out, err := exec.Command("mkfs.ext4", "-q", "-m", "0", dev).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4 %s: %v %s", dev, err, out)
+	}
+	return Mount(t, dev)
+}
+
 func stderr(err error) string {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
