@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/ceph/go-ceph/cephfs"
@@ -64,4 +65,25 @@ func MountCephFS(t *testing.T) *cephfs.MountInfo {
 		_ = m.Release()
 	})
 	return m
+}
+
+// FuseMount mounts the test run's CephFS with ceph-fuse, as a client
+// host of its own would, until the test ends, and returns the mount
+// point; it skips the test where ceph-fuse cannot mount.
+func FuseMount(t *testing.T) string {
+	t.Helper()
+	MountCephFS(t) // skips without a file system
+	if _, err := exec.LookPath("ceph-fuse"); err != nil {
+		t.Skip("ceph-fuse is not installed (scripts/install-deps.sh installs it)")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("ceph-fuse", "-c", os.Getenv("CEPH_CONF"), "--id", "admin", mnt).CombinedOutput(); err != nil {
+		t.Skipf("ceph-fuse cannot mount here (no /dev/fuse, or not root): %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("unmounting %s: %v\n%s", mnt, err, out)
+		}
+	})
+	return mnt
 }

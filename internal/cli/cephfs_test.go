@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,30 +74,10 @@ func TestReport000SameJobOnCephFSRBDAndALocalDirectory(t *testing.T) {
 	}
 }
 
-// cephFuseMount mounts the sandbox's CephFS with ceph-fuse until the test
-// ends, and returns the mount point.
-func cephFuseMount(t *testing.T) string {
-	t.Helper()
-	cephtest.MountCephFS(t) // skips without a file system
-	if _, err := exec.LookPath("ceph-fuse"); err != nil {
-		t.Skip("ceph-fuse is not installed (scripts/install-deps.sh installs it)")
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("ceph-fuse", "-c", os.Getenv("CEPH_CONF"), "--id", "admin", mnt).CombinedOutput(); err != nil {
-		t.Skipf("ceph-fuse cannot mount here (no /dev/fuse, or not root): %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("unmounting %s: %v\n%s", mnt, err, out)
-		}
-	})
-	return mnt
-}
-
 // A path on a CephFS mounted by ceph-fuse is an ordinary directory to the
 // file engine, as report 000 used it: the same job there.
 func TestFileEngineOnACephFuseMount(t *testing.T) {
-	dir := filepath.Join(cephFuseMount(t), fmt.Sprintf("cbfuse-%d", rand.Uint32()))
+	dir := filepath.Join(cephtest.FuseMount(t), fmt.Sprintf("cbfuse-%d", rand.Uint32()))
 	out := filepath.Join(t.TempDir(), "result.json")
 	code, stdout, stderr := cephbench(t, context.Background(), "bench", "--target", dir, "--rw", "randrw", "--bs", "64K",
 		"--size", "4M", "--workers", "4", "--iodepth", "4", "--total", "32M", "--verify", "--quiet", "-o", out)

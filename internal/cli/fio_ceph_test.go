@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	_ "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/internal/cephtest"
 )
 
 // Report 003's job files (ioengine=rbd, no size: one pass over the whole
@@ -53,7 +54,7 @@ func TestFioReport003RBDJobFiles(t *testing.T) {
 // Report 000's command line in a directory of a ceph-fuse mount, as the
 // report ran it.
 func TestFioReport000OnACephFuseMount(t *testing.T) {
-	dir := filepath.Join(cephFuseMount(t), fmt.Sprintf("cbfio-%d", rand.Uint32()))
+	dir := filepath.Join(cephtest.FuseMount(t), fmt.Sprintf("cbfio-%d", rand.Uint32()))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
