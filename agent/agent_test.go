@@ -279,7 +279,9 @@ func TestTheDeadlineStopsARunningJob(t *testing.T) {
 	if len(j.results) != 1 || !j.results[0].Result.Interrupted || len(j.errs) != 1 || j.errs[0].Message != "interrupted: the job's deadline passed" {
 		t.Fatalf("%d results, errors %v; want the interrupted result and that the deadline passed", len(j.results), j.errs)
 	}
-	if end := j.results[0].Result.End; end.After(m.Deadline.Add(time.Second)) {
+	// Far from the minute it would have run; the margin is for a loaded
+	// machine.
+	if end := j.results[0].Result.End; end.After(m.Deadline.Add(10 * time.Second)) {
 		t.Errorf("the run ended %s after its deadline", end.Sub(m.Deadline))
 	}
 	wantNothingIn(t, dir, "the stopped run left")
