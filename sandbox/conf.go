@@ -10,7 +10,8 @@ import (
 type confParams struct {
 	dir     string // absolute
 	fsid    string
-	monPort int // msgr2; msgr1 listens on monPort+1
+	addr    string // every daemon's address
+	monPort int    // msgr2; msgr1 listens on monPort+1
 	osds    int
 	store   string
 	osdSize int64
@@ -19,8 +20,8 @@ type confParams struct {
 }
 
 // monHost is the mon's address list as clients and monmaptool take it.
-func monHost(port int) string {
-	return fmt.Sprintf("[v2:127.0.0.1:%d,v1:127.0.0.1:%d]", port, port+1)
+func monHost(addr string, port int) string {
+	return fmt.Sprintf("[v2:%s:%d,v1:%s:%d]", addr, port, addr, port+1)
 }
 
 // renderConf returns the sandbox's ceph.conf. Everything a daemon writes
@@ -41,9 +42,9 @@ func renderConf(p confParams) string {
 	line("# and for tests. It is not for data.")
 	line("[global]")
 	line("fsid = %s", p.fsid)
-	line("mon host = %s", monHost(p.monPort))
-	line("public addr = 127.0.0.1")
-	line("cluster addr = 127.0.0.1")
+	line("mon host = %s", monHost(p.addr, p.monPort))
+	line("public addr = %s", p.addr)
+	line("cluster addr = %s", p.addr)
 	line("ms bind ipv6 = false")
 	line("auth cluster required = %s", auth)
 	line("auth service required = %s", auth)
@@ -151,7 +152,7 @@ func sections(p confParams) []section {
 			{"rgw data", in(rgwID)},
 			// beast binds once per endpoint; adding port= too would make it
 			// bind a second listener on all addresses.
-			{"rgw frontends", fmt.Sprintf("beast endpoint=127.0.0.1:%d", p.rgwPort)},
+			{"rgw frontends", fmt.Sprintf("beast endpoint=%s:%d", p.addr, p.rgwPort)},
 		}
 		out = append(out, section{rgwName, rgw})
 	}

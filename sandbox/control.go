@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -139,19 +140,25 @@ func (c *Cluster) osd(id int) (daemon, error) {
 	return daemon("osd." + strconv.Itoa(id)), nil
 }
 
-// StopOSD stops OSD id (SIGTERM, SIGKILL after 30 seconds) and returns
-// once its process has exited. A cleanly stopped OSD tells the mon, which
-// marks it down at once; a killed one is marked down after the heartbeat
-// grace. It is not marked out, so its PGs stay degraded until StartOSD.
-// Stopping a stopped OSD does nothing.
-func (c *Cluster) StopOSD(ctx context.Context, id int) error {
-	d, err := c.osd(id)
-	if err != nil {
-		return err
+// StopOSD stops the OSDs ids, side by side (SIGTERM, SIGKILL after 30
+// seconds), and returns once their processes have exited. A cleanly
+// stopped OSD tells the mon, which marks it down at once (unless that
+// would leave fewer than mon_osd_min_up_ratio of the OSDs up); a killed
+// one is marked down after the heartbeat grace. None is marked out, so
+// their PGs stay degraded until StartOSD. Stopping a stopped OSD does
+// nothing.
+func (c *Cluster) StopOSD(ctx context.Context, ids ...int) error {
+	ds := make([]daemon, len(ids))
+	for i, id := range ids {
+		d, err := c.osd(id)
+		if err != nil {
+			return err
+		}
+		ds[i] = d
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.stop(ctx, d)
+	return c.stop(ctx, ds...)
 }
 
 // StartOSD starts OSD id if it is not running, and returns once the mon
@@ -195,4 +202,64 @@ func (c *Cluster) StartOSD(ctx context.Context, id int) error {
 			return fmt.Errorf("waiting for %s to be up: %w", d, err)
 		}
 	}
+}
+
+// StopMon stops the monitor (SIGTERM, SIGKILL after 30 seconds) and
+// returns once it has exited. Clients that hold the cluster's maps go on
+// with I/O on the OSDs; whatever asks the monitor (the ceph tool, a new
+// client, a snapshot of the cluster's state) waits, or times out, until
+// StartMon. Stopping a stopped monitor does nothing.
+func (c *Cluster) StopMon(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stop(ctx, mon)
+}
+
+// StartMon starts the monitor if it is not running and returns once it
+// answers.
+func (c *Cluster) StartMon(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pid(mon) == 0 {
+		if err := c.launch(ctx, mon); err != nil {
+			return err
+		}
+	}
+	return c.waitMon(ctx)
+}
+
+// KillRGW kills radosgw with SIGKILL, as a crash would end it, and returns
+// once its process has exited: its clients' connections are reset and
+// new ones refused until StartRGW. Killing a stopped radosgw does
+// nothing; a sandbox without radosgw is an error.
+func (c *Cluster) KillRGW(ctx context.Context) error {
+	if c.st.RGWPort == 0 {
+		return errors.New("the sandbox has no radosgw")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if pid := c.pid(rgw); pid != 0 && !c.signalAndWait(ctx, pid, rgw, syscall.SIGKILL) {
+		return fmt.Errorf("%s (pid %d) still runs after SIGKILL", rgw, pid)
+	}
+	// A killed daemon leaves its pid file.
+	if err := os.Remove(c.pidFile(rgw)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// StartRGW starts radosgw if it is not running and returns once its
+// endpoint answers HTTP.
+func (c *Cluster) StartRGW(ctx context.Context) error {
+	if c.st.RGWPort == 0 {
+		return errors.New("the sandbox has no radosgw")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pid(rgw) == 0 {
+		if err := c.launch(ctx, rgw); err != nil {
+			return err
+		}
+	}
+	return c.waitRGW(ctx)
 }

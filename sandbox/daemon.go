@@ -107,7 +107,11 @@ func (c *Cluster) launch(ctx context.Context, d daemon) error {
 	defer out.Close()
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), launchTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(lctx, d.binary(), d.args(c.Conf())...)
+	argv := append([]string{d.binary()}, d.args(c.Conf())...)
+	if c.st.Netns != "" {
+		argv = append([]string{"ip", "netns", "exec", c.st.Netns}, argv...)
+	}
+	cmd := exec.CommandContext(lctx, argv[0], argv[1:]...)
 	cmd.Env = cephEnv()
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own session, so that Ctrl-C in the terminal reaches cephbench,

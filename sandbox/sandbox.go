@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	mathrand "math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,6 +79,14 @@ type Options struct {
 	Auth    string // "cephx" (the default) or "none"
 	Port    int    // the mon's msgr2 port, msgr1 on Port+1; 0 picks two free ports
 	RGWPort int    // radosgw's port; 0 picks a free one
+	// Addr is the IPv4 address every daemon listens on and clients reach;
+	// "" means 127.0.0.1.
+	Addr string
+	// Netns, if set, is a network namespace (as ip netns names it) made
+	// by the caller, holding Addr, where the daemons run: a client in the
+	// caller's namespace reaches them only through its link to Addr,
+	// which the caller can cut. Needs root.
+	Netns string
 	// Timeout bounds the time from start to healthy; 0 means 5 minutes.
 	Timeout time.Duration
 	// Progress receives one line per step; nil discards them.
@@ -99,6 +108,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Auth == "" {
 		o.Auth = "cephx"
+	}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1"
 	}
 	if o.Timeout == 0 {
 		o.Timeout = defaultTimeout
@@ -122,6 +134,10 @@ func (o Options) withDefaults() (Options, error) {
 		return o, refusedf("rgw port %d: want 1 to 65535", o.RGWPort)
 	case o.Timeout < 0:
 		return o, refusedf("timeout %s: want a positive duration", o.Timeout)
+	case !isIPv4(o.Addr):
+		return o, refusedf("address %q: want an IPv4 address", o.Addr)
+	case o.Netns != "" && o.Addr == "127.0.0.1":
+		return o, refusedf("namespace %s: want the address of its link, which clients reach it by", o.Netns)
 	}
 	return o, nil
 }
@@ -147,6 +163,8 @@ type state struct {
 	Auth       string   `json:"auth"`
 	MDS        bool     `json:"mds"`
 	RGWPort    int      `json:"rgw_port,omitempty"`
+	Addr       string   `json:"addr,omitempty"`  // "" in sandboxes made before it was recorded: 127.0.0.1
+	Netns      string   `json:"netns,omitempty"` // where the daemons run; "" for the caller's namespace
 	CreatedDir bool     `json:"created_dir"`
 	Daemons    []daemon `json:"daemons"` // in the order they were started
 }
@@ -253,13 +271,13 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err := CheckPackages(o.MDS, o.RGW); err != nil {
 		return nil, refused{err}
 	}
-	monPort, err := pickPorts(o.Port, 2)
+	monPort, err := pickPorts(o, o.Port, 2)
 	if err != nil {
 		return nil, err
 	}
 	rgwPort := 0
 	if o.RGW {
-		if rgwPort, err = pickPorts(o.RGWPort, 1); err != nil {
+		if rgwPort, err = pickPorts(o, o.RGWPort, 1); err != nil {
 			return nil, err
 		}
 	}
@@ -324,8 +342,11 @@ func claim(o Options, monPort, rgwPort int) (*Cluster, error) {
 	}
 	c := &Cluster{dir: dir, st: state{
 		FSID: fsid, OSDs: o.OSDs, Store: o.Store, OSDSize: o.OSDSize, Auth: o.Auth,
-		MDS: o.MDS, MonPort: monPort, RGWPort: rgwPort, CreatedDir: created,
+		MDS: o.MDS, MonPort: monPort, RGWPort: rgwPort, CreatedDir: created, Netns: o.Netns,
 	}}
+	if o.Addr != "127.0.0.1" {
+		c.st.Addr = o.Addr
+	}
 	f, err := os.OpenFile(filepath.Join(dir, stateFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, refusedf("%v", err)
@@ -359,7 +380,7 @@ func (c *Cluster) create(ctx context.Context, o Options, start time.Time) error 
 		}
 	}
 	conf := renderConf(confParams{
-		dir: c.dir, fsid: c.st.FSID, monPort: c.st.MonPort, osds: c.st.OSDs, store: c.st.Store,
+		dir: c.dir, fsid: c.st.FSID, addr: c.addr(), monPort: c.st.MonPort, osds: c.st.OSDs, store: c.st.Store,
 		osdSize: c.st.OSDSize, cephx: c.st.Auth == "cephx", rgwPort: c.st.RGWPort,
 	})
 	if err := os.WriteFile(c.Conf(), []byte(conf), 0o644); err != nil {
@@ -368,7 +389,7 @@ func (c *Cluster) create(ctx context.Context, o Options, start time.Time) error 
 	if err := c.makeMon(ctx); err != nil {
 		return err
 	}
-	step("mon.a is up on %s", monHost(c.st.MonPort))
+	step("mon.a is up on %s", monHost(c.addr(), c.st.MonPort))
 
 	// After the mon, the steps below depend only on it; they run side by
 	// side because each ceph command costs a fraction of a second.
@@ -424,7 +445,7 @@ func (c *Cluster) makeMon(ctx context.Context) error {
 			"--cap", "mon", "allow *", "--cap", "osd", "allow *", "--cap", "mds", "allow *", "--cap", "mgr", "allow *"},
 		{"ceph-authtool", "--create-keyring", monKeyring, "--gen-key", "-n", "mon.", "--cap", "mon", "allow *"},
 		{"ceph-authtool", monKeyring, "--import-keyring", c.Keyring()},
-		{"monmaptool", "--create", "--fsid", c.st.FSID, "--addv", mon.id(), monHost(c.st.MonPort),
+		{"monmaptool", "--create", "--fsid", c.st.FSID, "--addv", mon.id(), monHost(c.addr(), c.st.MonPort),
 			"--enable-all-features", "--set-min-mon-release", "pacific", monmap},
 		{"ceph-mon", "-c", c.Conf(), "-i", mon.id(), "--mkfs", "--monmap", monmap, "--keyring", monKeyring},
 	}
@@ -437,6 +458,11 @@ func (c *Cluster) makeMon(ctx context.Context) error {
 		return err
 	}
 	// Every later step is a client of the mon.
+	return c.waitMon(ctx)
+}
+
+// waitMon returns once the mon answers, or at once if it stopped.
+func (c *Cluster) waitMon(ctx context.Context) error {
 	for {
 		_, err := c.Ceph(ctx, "mon", "stat")
 		if err == nil {
@@ -543,14 +569,8 @@ func (c *Cluster) makeFS(ctx context.Context) error {
 // makeS3User waits until radosgw answers and creates the S3 user, whose
 // keys it writes to rgw-user.json.
 func (c *Cluster) makeS3User(ctx context.Context) error {
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", c.st.RGWPort)
-	for !httpAnswers(ctx, endpoint) {
-		if c.pid(rgw) == 0 {
-			return c.daemonError(rgw, errors.New("radosgw stopped"))
-		}
-		if err := sleep(ctx, 250*time.Millisecond); err != nil {
-			return fmt.Errorf("waiting for radosgw on %s: %w", endpoint, err)
-		}
+	if err := c.waitRGW(ctx); err != nil {
+		return err
 	}
 	out, err := run(ctx, "radosgw-admin", "-c", c.Conf(), "user", "create",
 		"--uid", "cephbench", "--display-name", "cephbench sandbox")
@@ -566,7 +586,7 @@ func (c *Cluster) makeS3User(ctx context.Context) error {
 	if err := json.Unmarshal(out, &u); err != nil || len(u.Keys) == 0 {
 		return fmt.Errorf("radosgw-admin user create: no keys in %q", out)
 	}
-	s3 := &S3User{Endpoint: endpoint, User: "cephbench", AccessKey: u.Keys[0].AccessKey, SecretKey: u.Keys[0].SecretKey}
+	s3 := &S3User{Endpoint: c.rgwEndpoint(), User: "cephbench", AccessKey: u.Keys[0].AccessKey, SecretKey: u.Keys[0].SecretKey}
 	b, err := json.MarshalIndent(s3, "", "  ")
 	if err != nil {
 		return err
@@ -575,6 +595,32 @@ func (c *Cluster) makeS3User(ctx context.Context) error {
 		return err
 	}
 	c.s3 = s3
+	return nil
+}
+
+// rgwEndpoint is radosgw's URL.
+func (c *Cluster) rgwEndpoint() string {
+	return "http://" + net.JoinHostPort(c.addr(), strconv.Itoa(c.st.RGWPort))
+}
+
+// addr is the address the daemons listen on.
+func (c *Cluster) addr() string {
+	if c.st.Addr == "" {
+		return "127.0.0.1"
+	}
+	return c.st.Addr
+}
+
+// waitRGW returns once radosgw answers HTTP, or at once if it stopped.
+func (c *Cluster) waitRGW(ctx context.Context) error {
+	for !httpAnswers(ctx, c.rgwEndpoint()) {
+		if c.pid(rgw) == 0 {
+			return c.daemonError(rgw, errors.New("radosgw stopped"))
+		}
+		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+			return fmt.Errorf("waiting for radosgw on %s: %w", c.rgwEndpoint(), err)
+		}
+	}
 	return nil
 }
 
@@ -590,13 +636,15 @@ func parallel(fns ...func() error) error {
 }
 
 // pickPorts returns the first of n consecutive ports that are free on
-// 127.0.0.1 now: port if it is not 0, and otherwise one picked at random
+// o.Addr now: port if it is not 0, and otherwise one picked at random
 // below the ephemeral range. A daemon started later may still find one
-// taken; it then fails with its log saying so.
-func pickPorts(port, n int) (int, error) {
+// taken; it then fails with its log saying so. In a namespace of the
+// caller's, where nothing else listens, any port is free.
+func pickPorts(o Options, port, n int) (int, error) {
+	isFree := func(first, n int) bool { return o.Netns != "" || free(o.Addr, first, n) }
 	if port != 0 {
-		if !free(port, n) {
-			return 0, refusedf("port %d or one of the %d after it is in use on 127.0.0.1", port, n-1)
+		if !isFree(port, n) {
+			return 0, refusedf("port %d or one of the %d after it is in use on %s", port, n-1, o.Addr)
 		}
 		return port, nil
 	}
@@ -605,23 +653,28 @@ func pickPorts(port, n int) (int, error) {
 	// sit; asking the kernel for a port would land among them.
 	for range 200 {
 		first := 10000 + mathrand.IntN(20000)
-		if free(first, n) {
+		if isFree(first, n) {
 			return first, nil
 		}
 	}
-	return 0, fmt.Errorf("found no %d free consecutive ports on 127.0.0.1", n)
+	return 0, fmt.Errorf("found no %d free consecutive ports on %s", n, o.Addr)
 }
 
-// free reports whether ports first to first+n-1 are free on 127.0.0.1.
-func free(first, n int) bool {
+// free reports whether ports first to first+n-1 are free on addr.
+func free(addr string, first, n int) bool {
 	for p := first; p < first+n; p++ {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(p)))
 		if err != nil {
 			return false
 		}
 		l.Close()
 	}
 	return true
+}
+
+func isIPv4(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is4()
 }
 
 // newUUID returns a random (version 4) UUID.

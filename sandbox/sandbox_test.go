@@ -49,7 +49,7 @@ func parseConf(t *testing.T, text string) map[string]map[string]string {
 func TestConfBluestoreWithRGW(t *testing.T) {
 	dir := "/tmp/sb"
 	conf := parseConf(t, renderConf(confParams{
-		dir: dir, fsid: "f00", monPort: 40000, osds: 3, store: "bluestore",
+		dir: dir, fsid: "f00", addr: "127.0.0.1", monPort: 40000, osds: 3, store: "bluestore",
 		osdSize: 4 << 30, cephx: true, rgwPort: 40100,
 	}))
 	global := conf["global"]
@@ -107,7 +107,7 @@ func TestConfBluestoreWithRGW(t *testing.T) {
 
 func TestConfOneMemstoreOSDWithoutAuth(t *testing.T) {
 	conf := parseConf(t, renderConf(confParams{
-		dir: "/x", fsid: "f", monPort: 3300, osds: 1, store: "memstore", osdSize: 2 << 30,
+		dir: "/x", fsid: "f", addr: "127.0.0.1", monPort: 3300, osds: 1, store: "memstore", osdSize: 2 << 30,
 	}))
 	if conf["global"]["osd pool default size"] != "1" || conf["global"]["auth service required"] != "none" {
 		t.Errorf("[global] %v", conf["global"])
