@@ -28,6 +28,11 @@ type Snapshot struct {
 	Pools    []Pool            `json:"pools"`
 	OSDTree  []TreeNode        `json:"osd_tree"`
 	Versions map[string]string `json:"versions"` // daemon type → "16.2.15 (n)"; several when mixed
+
+	// ElectionEpoch counts the monitors' elections: it moves when a
+	// monitor stops, starts or loses touch with the others; 0 in
+	// snapshots taken before it was recorded.
+	ElectionEpoch int `json:"election_epoch,omitempty"`
 }
 
 // Health is the cluster's health with the message of each check.
@@ -94,7 +99,7 @@ func Parse(o Outputs, taken time.Time) (*Snapshot, error) {
 		return nil, err
 	}
 	s := &Snapshot{
-		Taken: taken.UTC(), FSID: st.FSID,
+		Taken: taken.UTC(), FSID: st.FSID, ElectionEpoch: st.ElectionEpoch,
 		Health: Health{Status: st.Health.Status},
 		Mons:   st.MonMap.NumMons,
 		OSDs:   OSDCounts{Total: st.OSDMap.NumOSDs, Up: st.OSDMap.NumUpOSDs, In: st.OSDMap.NumInOSDs},

@@ -31,6 +31,9 @@ func TestParseRealOutputs(t *testing.T) {
 	if s.FSID == "" || s.Health.Status == "" || s.Mons != 1 || s.Mgrs != 1 || s.OSDs != (OSDCounts{1, 1, 1}) {
 		t.Errorf("status: %+v", s)
 	}
+	if s.ElectionEpoch != 3 {
+		t.Errorf("election epoch %d, want 3", s.ElectionEpoch)
+	}
 	if s.Usage.TotalBytes != 4<<30 || s.Usage.AvailBytes == 0 {
 		t.Errorf("usage %+v", s.Usage)
 	}
@@ -64,5 +67,39 @@ func TestParseRejectsGarbage(t *testing.T) {
 	o.DF = []byte("{")
 	if _, err := Parse(o, time.Now()); err == nil || !strings.Contains(err.Error(), "ceph df") {
 		t.Errorf("garbage df: %v", err)
+	}
+}
+
+func TestChangesSayWhatHappenedBetweenSnapshots(t *testing.T) {
+	before, err := Parse(outputs(t), time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := *before
+	if c := Changes(before, &same); len(c) != 0 {
+		t.Errorf("an unchanged cluster: %q", c)
+	}
+	if c := Changes(before, nil); c != nil {
+		t.Errorf("no snapshot after: %q", c)
+	}
+	after := *before
+	after.ElectionEpoch += 2
+	after.OSDs = OSDCounts{Total: 1, Up: 0, In: 1}
+	after.Health = Health{Status: "HEALTH_WARN", Checks: map[string]string{"OSD_DOWN": "1 osds down"}}
+	got := strings.Join(Changes(before, &after), "; ")
+	for _, want := range []string{
+		"the monitors held an election (epoch 3 before, 5 after)",
+		"OSDs up 1, in 1 before; up 0, in 1 after",
+		"health " + before.Health.Status + " before, HEALTH_WARN after, raised: OSD_DOWN (1 osds down)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("changes %q lack %q", got, want)
+		}
+	}
+	// A snapshot from before the epoch was recorded says nothing of it.
+	old := *before
+	old.ElectionEpoch = 0
+	if c := strings.Join(Changes(&old, &after), "; "); strings.Contains(c, "election") {
+		t.Errorf("changes from a snapshot without an epoch: %q", c)
 	}
 }

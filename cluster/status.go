@@ -8,8 +8,9 @@ import (
 // Status is the part of `ceph status -f json` that cephbench reads: the
 // one decoding of it, for snapshots and for the sandbox's health checks.
 type Status struct {
-	FSID   string `json:"fsid"`
-	Health struct {
+	FSID          string `json:"fsid"`
+	ElectionEpoch int    `json:"election_epoch"`
+	Health        struct {
 		Status string                 `json:"status"`
 		Checks map[string]HealthCheck `json:"checks"`
 	} `json:"health"`
