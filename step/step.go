@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/metrics"
@@ -152,13 +151,7 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		subscribers = append(subscribers, out.Tick)
 	}
 
-	reporter, onCluster := sess.(engine.ClusterReporter)
-	var state *cluster.Pair
-	var stateErr error
-	if onCluster {
-		state = &cluster.Pair{}
-		state.Before, stateErr = reporter.ClusterSnapshot()
-	}
+	state := snapshotBefore(sess)
 	disks := watchDisks(&st.Workload)
 	notRun := func(err error) (*result.Result, error) {
 		disks.stop()
@@ -184,11 +177,7 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	}
 	opts.Subscribers = append(opts.Subscribers, subscribers...)
 	outcome, runErr := runner.Run(ctx, sess, &st.Workload, opts)
-	if onCluster {
-		var err error
-		state.After, err = reporter.ClusterSnapshot()
-		stateErr = errors.Join(stateErr, err)
-	}
+	state.takeAfter()
 	// Clean up even when interrupted: the user's Ctrl-C must not leave
 	// our files behind.
 	closeErr := closeSess()
@@ -202,10 +191,10 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		}
 		return nil, fmt.Errorf("%s: %w", st.Name, runErr)
 	}
-	res.Cluster = state
+	res.Cluster = state.pair
 	res.Disks = disks.stop()
 	res.Plan = st.Plan
-	res.Notes = append(append(append([]string{}, st.Notes...), res.Notes...), notes(sess, stateErr, closeErr)...)
+	res.Notes = append(append(append([]string{}, st.Notes...), res.Notes...), notes(sess, res, state, closeErr)...)
 	var saveErr error
 	if pending != nil {
 		if res.Path, saveErr = pending.Finish(res); saveErr != nil {
@@ -287,14 +276,15 @@ func (l *Live) Line(st Step) *report.Live {
 	return report.NewLive(l.W, label, time.Duration(st.Workload.Duration))
 }
 
-// notes are what a reader of the result needs to trust it: the cluster's
-// state that could not be read, buffered I/O in place of O_DIRECT, a
-// failed cleanup.
-func notes(sess engine.Session, stateErr, closeErr error) []string {
+// notes are what a reader of the result needs to trust it: the ops that
+// failed, the cluster's state that could not be read or that changed,
+// buffered I/O in place of O_DIRECT, a failed cleanup.
+func notes(sess engine.Session, res *result.Result, state *snapshots, closeErr error) []string {
 	var n []string
-	if stateErr != nil {
-		n = append(n, "the cluster's state could not be read: "+strings.Join(strings.Fields(stateErr.Error()), " "))
+	if f := failureNote(res); f != "" {
+		n = append(n, f)
 	}
+	n = append(n, state.notes()...)
 	if df, ok := sess.(engine.BufferedFallback); ok && df.DirectFallback() {
 		n = append(n, "the filesystem refused O_DIRECT, so this step used buffered I/O (page cache)")
 	}

@@ -6,15 +6,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	_ "github.com/cephbench/cephbench/engine/file"
 	_ "github.com/cephbench/cephbench/engine/null"
 	"github.com/cephbench/cephbench/internal/jsontest"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -159,5 +163,68 @@ func TestHooksHoldTheRunAndFollowIt(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 { // the first run's result and tick log
 		t.Errorf("a step refused at its gate left %v", entries)
+	}
+}
+
+// failingCluster is a session on a cluster whose ops start failing with
+// ETIMEDOUT after a while, and whose state cannot be read after the run,
+// as when the network to the cluster is cut mid-run.
+type failingCluster struct {
+	engine.Session
+	ops, okOps atomic.Int64
+	snapshots  atomic.Int64
+}
+
+func (f *failingCluster) Do(ctx context.Context, op *engine.Op) error {
+	if f.ops.Add(1) > f.okOps.Load() {
+		return syscall.ETIMEDOUT
+	}
+	return f.Session.Do(ctx, op)
+}
+
+func (f *failingCluster) ClusterSnapshot() (*cluster.Snapshot, error) {
+	if f.snapshots.Add(1) > 1 {
+		return nil, errors.New("ceph status: ret=-110,\n Connection timed out")
+	}
+	return &cluster.Snapshot{Health: cluster.Health{Status: "HEALTH_OK"}, OSDs: cluster.OSDCounts{Total: 1, Up: 1, In: 1}}, nil
+}
+
+// A result says what failed: the ops by kind and error, the op timeout,
+// and the cluster's state that could not be read after the run.
+func TestResultNotesSayWhatFailed(t *testing.T) {
+	w := spec.Workload{
+		Target: spec.Target{Scheme: "null"}, Pattern: spec.Random, ReadPercent: 100, BlockSize: 4096,
+		Workers: 1, QueueDepth: 1, TotalOps: 100, OpTimeout: spec.Duration(3 * time.Second),
+	}
+	sess, err := engine.Open(context.Background(), &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &failingCluster{Session: sess}
+	f.okOps.Store(60)
+	save := filepath.Join(t.TempDir(), "r.json")
+	res, err := RunOn(context.Background(), f, Step{Name: "cut", Workload: w, Save: save}, Output{}, runner.Options{},
+		func() error { return sess.Close(context.Background()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := result.Load(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(loaded.Notes, "\n")
+	for _, want := range []string{
+		"40 ops failed (read 40; by error: ETIMEDOUT 40); an op timed out after 3s",
+		"the cluster's state could not be read after the run: ceph status: ret=-110, Connection timed out",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", loaded.Notes, want)
+		}
+	}
+	if strings.Contains(notes, "before the run") || loaded.Cluster == nil || loaded.Cluster.Before == nil || loaded.Cluster.After != nil {
+		t.Errorf("notes %q, cluster %+v: want the state before the run and none after", loaded.Notes, loaded.Cluster)
+	}
+	if res.Ops["read"].Errors != 40 || loaded.Errors["ETIMEDOUT"] != 40 {
+		t.Errorf("read errors %d, errors %v", res.Ops["read"].Errors, loaded.Errors)
 	}
 }
