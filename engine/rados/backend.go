@@ -87,8 +87,10 @@ const removeDepth = 64
 
 // removeAll removes count objects, the i-th named by what name appends to
 // b, with removeDepth aio removes in flight. It goes on past failures
-// until ctx ends; an object already gone is not a failure. It returns an
-// error counting the failures, wrapping the first, joined with ctx's.
+// until ctx ends, or until a remove times out: the cluster is not
+// answering, and every remove left would wait as long. An object already
+// gone is not a failure. It returns an error counting the failures and
+// the removes not tried, wrapping the first failure, joined with ctx's.
 func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func(i int, b []byte) []byte) error {
 	// As many more staged: the next remove starts from the callback of
 	// the last, and this goroutine wakes once per batch of completions.
@@ -105,13 +107,16 @@ func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func
 		}
 		failed++
 	}
+	timedOut := false
 	check := func(r aioq.Reaped) {
-		if r.Ret < 0 && syscall.Errno(-r.Ret) != syscall.ENOENT {
-			fail(a.Name(r.Slot), syscall.Errno(-r.Ret))
+		if errno := syscall.Errno(-r.Ret); r.Ret < 0 && errno != syscall.ENOENT {
+			fail(a.Name(r.Slot), errno)
+			timedOut = timedOut || errno == syscall.ETIMEDOUT
 		}
 	}
-	for i := 0; ; {
-		for ; i < count && a.InFlight() < a.Slots() && ctx.Err() == nil; i++ {
+	i := 0
+	for {
+		for ; i < count && a.InFlight() < a.Slots() && ctx.Err() == nil && !timedOut; i++ {
 			if _, err := a.Submit(func(b []byte) []byte { return name(i, b) }, aioq.Remove, nil, 0); err != nil {
 				fail(name(i, nil), err)
 			}
@@ -128,6 +133,9 @@ func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func
 	}
 	if failed > 1 {
 		first = fmt.Errorf("%d objects not removed, the first: %w", failed, first)
+	}
+	if timedOut && i < count {
+		first = fmt.Errorf("%w; %d more not tried, as a remove timed out", first, count-i)
 	}
 	return errors.Join(first, ctx.Err())
 }
