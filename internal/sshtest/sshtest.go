@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/internal/io/atomicfile"
+	"github.com/cephbench/cephbench/internal/vethtest"
 )
 
 // HostEnv is the environment variable each fake host's sshd sets, for
@@ -77,9 +78,8 @@ type Host struct {
 	// folder per host, as on separate machines.
 	CacheDir string
 
-	hostKey string // the private host key; its public half beside it
-	netns   string // its network namespace, when isolated
-	link    string // the test's end of its veth pair, when isolated
+	hostKey string         // the private host key; its public half beside it
+	veth    *vethtest.Link // its network namespace and link, when isolated
 	exited  chan struct{}
 	proc    *os.Process
 }
@@ -274,7 +274,7 @@ func (f *Fleet) start(t testing.TB, alias string, known bool) *Host {
 // run starts h's sshd on a free port and waits until it accepts; on
 // failure sshd is stopped and the error quotes its log.
 func (f *Fleet) run(h *Host, dir string) error {
-	if h.netns != "" {
+	if h.veth != nil {
 		h.Port = 22 // nothing else listens in the host's own namespace
 	} else {
 		port, err := freePort(h.Addr)
@@ -288,8 +288,8 @@ func (f *Fleet) run(h *Host, dir string) error {
 		return err
 	}
 	argv := []string{f.sshd, "-D", "-f", config, "-E", h.LogFile}
-	if h.netns != "" {
-		argv = append([]string{"ip", "netns", "exec", h.netns}, argv...)
+	if h.veth != nil {
+		argv = append([]string{"ip", "netns", "exec", h.veth.Netns}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if err := cmd.Start(); err != nil {

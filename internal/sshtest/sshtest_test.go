@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cephbench/cephbench/internal/vethtest"
 )
 
 // The fleet's hosts answer a plain `ssh -F` by their aliases, each its own
@@ -67,7 +69,7 @@ func listing(t *testing.T, dir string) string {
 // link drops what is sent to the host until it is restored, and the
 // namespaces and links are gone once the test ends.
 func TestIsolatedHostsCanBeCutOff(t *testing.T) {
-	var namespaces []string
+	var links []*vethtest.Link
 	ran := t.Run("fleet", func(t *testing.T) {
 		fleet := StartIsolated(t, 2)
 		ssh := func(h *Host) (string, error) {
@@ -78,7 +80,7 @@ func TestIsolatedHostsCanBeCutOff(t *testing.T) {
 			if got, err := ssh(h); err != nil || got != h.Alias || !strings.HasPrefix(h.Addr, "10.231.") {
 				t.Fatalf("ssh %s at %s: %q, %v; want its alias", h.Alias, h.Addr, got, err)
 			}
-			namespaces = append(namespaces, h.netns)
+			links = append(links, h.veth)
 		}
 		cut := fleet.Hosts[1]
 		cut.Cut(t)
@@ -93,22 +95,20 @@ func TestIsolatedHostsCanBeCutOff(t *testing.T) {
 			t.Errorf("ssh %s once restored: %q, %v", cut.Alias, got, err)
 		}
 	})
-	if !ran || len(namespaces) == 0 {
+	if !ran || len(links) == 0 {
 		return // skipped, or failed already
 	}
 	out, err := exec.Command("ip", "netns", "list").CombinedOutput()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ns := range namespaces {
-		if strings.Contains(string(out), ns) {
-			t.Errorf("namespace %s outlived its test", ns)
+	left, _ := exec.Command("ip", "-o", "link").CombinedOutput()
+	for _, l := range links {
+		if strings.Contains(string(out), l.Netns) {
+			t.Errorf("namespace %s outlived its test", l.Netns)
 		}
-	}
-	links, _ := exec.Command("ip", "-o", "link").CombinedOutput()
-	for _, ns := range namespaces {
-		if link := linkPrefix + strings.TrimPrefix(ns, netnsPrefix) + "@"; strings.Contains(string(links), link) {
-			t.Errorf("link %s outlived its test", link)
+		if strings.Contains(string(left), l.HostLink+"@") {
+			t.Errorf("link %s outlived its test", l.HostLink)
 		}
 	}
 }
