@@ -59,6 +59,8 @@ func dial(ctx context.Context, t Target, creds Credentials, conns int) (*client,
 			MaxIdleConnsPerHost: conns + controlConns,
 			IdleConnTimeout:     time.Minute,
 			TLSHandshakeTimeout: 10 * time.Second,
+			// A body's upload is not bounded, only the wait after it.
+			ResponseHeaderTimeout: DefaultOpTimeout,
 			// Objects are read as stored, never decompressed.
 			DisableCompression: true,
 			TLSClientConfig:    &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.Insecure},

@@ -5,6 +5,7 @@ package s3_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -207,33 +209,23 @@ func TestGetStatListDelete(t *testing.T) {
 func TestCleanupDeletesAgainWhenADeleteResponseIsLost(t *testing.T) {
 	c := cephtest.RGW(t)
 	bucket := cephtest.Bucket(t, c, "cbtest")
-	rgw, err := url.Parse(os.Getenv("AWS_ENDPOINT_URL"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cut atomic.Int32
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(rgw)
-		r.Out.Host = r.In.Host // the client signed it
-	}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.URL.Query().Has("delete") && cut.Add(1) == 1 {
-			// rgw deletes the objects, but its answer never arrives whole.
-			proxy.ServeHTTP(httptest.NewRecorder(), r)
-			conn, buf, err := w.(http.Hijacker).Hijack()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: 4096\r\n\r\n<?xml version=\"1.0\"")
-			buf.Flush()
-			conn.Close()
-			return
+	throughProxy(t, func(w http.ResponseWriter, r *http.Request, proxy http.Handler) bool {
+		if r.Method != http.MethodPost || !r.URL.Query().Has("delete") || cut.Add(1) != 1 {
+			return false
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+		// rgw deletes the objects, but its answer never arrives whole.
+		proxy.ServeHTTP(httptest.NewRecorder(), r)
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return true
+		}
+		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: 4096\r\n\r\n<?xml version=\"1.0\"")
+		buf.Flush()
+		conn.Close()
+		return true
+	})
 	s, err := s3.Open(t.Context(), workload(bucket+"/cut", 0, false))
 	if err != nil {
 		t.Fatal(err)
@@ -248,4 +240,62 @@ func TestCleanupDeletesAgainWhenADeleteResponseIsLost(t *testing.T) {
 	if ok, _ := c.BucketExists(t.Context(), bucket); ok {
 		t.Errorf("the run's bucket is still there: %v", keys(t, c, bucket))
 	}
+}
+
+// A radosgw that stops answering fails an op after the op timeout, as a
+// timeout, instead of holding the run.
+func TestAnOpThatGetsNoAnswerTimesOut(t *testing.T) {
+	c := cephtest.RGW(t)
+	bucket := cephtest.Bucket(t, c, "cbtest")
+	var hung atomic.Bool
+	throughProxy(t, func(_ http.ResponseWriter, r *http.Request, _ http.Handler) bool {
+		if !hung.Load() {
+			return false
+		}
+		// Once the body is read, the server sees the client go.
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+		return true
+	})
+	w := workload(bucket+"/hung", 0, false)
+	w.OpTimeout = spec.Duration(time.Second)
+	s, err := s3.Open(t.Context(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeObjects(t, s, 1)
+	hung.Store(true)
+	begin := time.Now()
+	err = s.Do(t.Context(), &engine.Op{Kind: engine.Write, Object: 1, Buf: make([]byte, 64<<10)})
+	// Generous: the second's timer fires late on a busy machine, never by
+	// seconds more.
+	if took := time.Since(begin); engine.ErrorKind(err) != "timeout" || took > 10*time.Second {
+		t.Errorf("a PUT without an answer: %v (kind %q) after %v; want a timeout after 1s", err, engine.ErrorKind(err), took)
+	}
+	hung.Store(false)
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// throughProxy points the test's S3 endpoint at a server in front of
+// radosgw, which hands each request to intercept first: intercept answers
+// it (returning true), or leaves it to the proxy to radosgw.
+func throughProxy(t *testing.T, intercept func(w http.ResponseWriter, r *http.Request, proxy http.Handler) bool) {
+	t.Helper()
+	rgw, err := url.Parse(os.Getenv("AWS_ENDPOINT_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(rgw)
+		r.Out.Host = r.In.Host // the client signed it
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !intercept(w, r, proxy) {
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
 }

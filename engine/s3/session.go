@@ -58,6 +58,8 @@ type Session struct {
 	keep    bool
 	writes  bool
 	geo     engine.Geometry
+	// opTimeout bounds each op: the workload's, or DefaultOpTimeout.
+	opTimeout time.Duration
 	// preexisting are the objects named like this session's that were
 	// there at Open: they are never removed.
 	preexisting map[string]bool
@@ -66,6 +68,12 @@ type Session struct {
 	createdBucket bool
 	keptBucket    bool
 }
+
+// DefaultOpTimeout bounds an op when the workload sets no op timeout: a
+// service that stops answering (hung, or cut off) then fails each op
+// after it, counted, instead of holding the run's end forever. It bounds
+// the wait for a response's headers of setup and cleanup requests too.
+const DefaultOpTimeout = 60 * time.Second
 
 var (
 	_ engine.Session    = (*Session)(nil)
@@ -122,7 +130,10 @@ func OpenWith(ctx context.Context, w *spec.Workload, creds Credentials) (*Sessio
 	}
 	s := &Session{
 		c: c, name: radosbench.ObjectPrefix(os.Getpid()), objSize: int64(w.BlockSize), opSize: int64(w.BlockSize),
-		keep: w.Keep, writes: w.Writes(), geo: engine.Geometry{Layout: engine.Objects},
+		keep: w.Keep, writes: w.Writes(), geo: engine.Geometry{Layout: engine.Objects}, opTimeout: w.OpTimeout.D(),
+	}
+	if s.opTimeout <= 0 {
+		s.opTimeout = DefaultOpTimeout
 	}
 	fail := func(err error) (*Session, error) {
 		if s.createdBucket {
@@ -196,9 +207,12 @@ var putOptions = minio.PutObjectOptions{DisableMultipart: true, DisableContentSh
 // with one GET (see Get), setting op.FirstByte; sends a HEAD for the
 // object, which fails unless it has the session's object size; deletes
 // it (see Delete); or lists (see List). A write of part of an object
-// fails: S3 has no partial writes. Do returns when the request has, or
-// ctx is done.
+// fails: S3 has no partial writes. Do returns when the request has, when
+// ctx is done, or after the workload's op timeout (DefaultOpTimeout
+// without one), with an error of kind timeout.
 func (s *Session) Do(ctx context.Context, op *engine.Op) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, s.opTimeout, engine.ErrTimeout)
+	defer cancel()
 	var err error
 	switch op.Kind {
 	case engine.Write:
