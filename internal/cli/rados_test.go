@@ -173,27 +173,9 @@ func TestRadosBenchBadInput(t *testing.T) {
 // their own, after the others.
 func stopAnOSD(t *testing.T, delay time.Duration) <-chan error {
 	t.Helper()
-	dir := os.Getenv("CEPHBENCH_SANDBOX")
-	if dir == "" || os.Getenv("CEPHBENCH_DISRUPTIVE") != "1" {
-		t.Skip("needs CEPHBENCH_SANDBOX and CEPHBENCH_DISRUPTIVE=1: scripts/test.sh runs the disruptive tests after the others")
-	}
-	c, err := sandbox.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
+	c := disruptiveSandbox(t, func(c *sandbox.Cluster, ctx context.Context) error { return c.StartOSD(ctx, 0) })
 	stopped := make(chan error, 1)
-	time.AfterFunc(delay, func() { stopped <- c.StopOSD(ctx, 0) })
-	t.Cleanup(func() {
-		recover, cancel := context.WithTimeout(ctx, 3*time.Minute)
-		defer cancel()
-		if err := c.StartOSD(recover, 0); err != nil {
-			t.Errorf("restarting osd.0: %v", err)
-		}
-		if err := c.WaitHealthy(recover); err != nil {
-			t.Errorf("the sandbox did not recover: %v", err)
-		}
-	})
+	time.AfterFunc(delay, func() { stopped <- c.StopOSD(context.Background(), 0) })
 	return stopped
 }
 
