@@ -70,6 +70,11 @@ func radosLoadGen(ctx context.Context, st step.Step, hooks step.Hooks, out IO) e
 	fmt.Fprintf(out.Stdout, "run length %s seconds\n", loadGenSeconds(cfg))
 	fmt.Fprintf(out.Stdout, "preparing %d objects\n", cfg.Objects)
 	names := g.Names()
+	// Recorded first: a run killed while it creates, runs or removes
+	// leaves objects that cephbench cleanup finds by the record.
+	if err := pool.PutRecord(prefix + "obj"); err != nil {
+		return err
+	}
 	created, err := pool.CreateExclusive(ctx, names)
 	var cleanErr error
 	cleanup := func() error {
@@ -82,6 +87,8 @@ func radosLoadGen(ctx context.Context, st step.Step, hooks step.Hooks, out IO) e
 		}
 		if err := pool.Remove(context.WithoutCancel(ctx), ours); err != nil {
 			cleanErr = fmt.Errorf("removing the run's objects (%s*): %w", prefix, err)
+		} else {
+			cleanErr = pool.DropRecord(prefix + "obj")
 		}
 		return cleanErr
 	}

@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/io/sysio"
 	"github.com/cephbench/cephbench/internal/peer/radosbench"
 	"github.com/cephbench/cephbench/spec"
@@ -88,11 +89,90 @@ func ReadMetadata(dir string) (m Metadata, ok bool, err error) {
 	return m, true, nil
 }
 
-// Cleanup removes the objects of the last kept write in dir, then its
-// metadata file, as rados cleanup does. It removes only files named after
-// the recorded prefix, and does nothing when dir has no metadata. It does
-// not remove dir.
+// Cleanup removes what cephbench wrote and left in dir: the objects of
+// every write record there (a killed run's, or a kept run's that made its
+// directory), then each record; the objects of the last kept write, then
+// its metadata file, as rados cleanup does; the same in each
+// subdirectory, where the hosts of a run on several hosts write; and dir
+// itself if a record says cephbench made it and it is now empty. It
+// removes only files a record or the metadata names, and does nothing
+// when dir holds neither.
 func Cleanup(dir string) error {
+	names, err := listNames(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	createdDir, err := cleanRecords(dir, names)
+	if err != nil {
+		return err
+	}
+	if err := cleanMetadata(dir); err != nil {
+		return err
+	}
+	for _, name := range names {
+		sub := filepath.Join(dir, name)
+		if fi, err := os.Lstat(sub); err == nil && fi.IsDir() && holdsOurs(sub) {
+			if err := Cleanup(sub); err != nil {
+				return err
+			}
+		}
+	}
+	if createdDir {
+		if err := os.Remove(dir); err != nil && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdsOurs reports whether dir holds a write record or kept metadata.
+func holdsOurs(dir string) bool {
+	names, _ := listNames(dir)
+	for _, n := range names {
+		if n == MetadataName || writeahead.IsName(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanRecords removes the objects of each write record among names (the
+// files in dir), then the record, and reports whether one says its
+// session made dir. An empty record is a run killed while writing it,
+// before any object.
+func cleanRecords(dir string, names []string) (createdDir bool, err error) {
+	for _, name := range names {
+		if !writeahead.IsName(name) {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return createdDir, err
+		}
+		if len(b) > 0 {
+			r, err := writeahead.Decode(name, b)
+			if err != nil {
+				return createdDir, err
+			}
+			createdDir = createdDir || r.CreatedDir
+			if err := removeNames(dir, names, r.Owns); err != nil {
+				return createdDir, err // the record stays for a second Cleanup
+			}
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return createdDir, err
+		}
+	}
+	return createdDir, nil
+}
+
+// cleanMetadata removes the objects of the last kept write in dir, then
+// its metadata file.
+func cleanMetadata(dir string) error {
 	m, ok, err := ReadMetadata(dir)
 	if err != nil || !ok {
 		return err
@@ -101,20 +181,29 @@ func Cleanup(dir string) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, name := range names {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
+	if err := removeNames(dir, names, func(string) bool { return true }); err != nil {
 		// Keep the metadata, so a second Cleanup can finish the job.
-		return errors.Join(errs...)
+		return err
 	}
 	if err := os.Remove(filepath.Join(dir, MetadataName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
+}
+
+// removeNames removes the files among names in dir that match says are
+// to go; one already gone is not an error.
+func removeNames(dir string, names []string, match func(string) bool) error {
+	var errs []error
+	for _, name := range names {
+		if !match(name) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Session is an open object directory. Geometry, Do and DirectFallback are
@@ -137,6 +226,9 @@ type Session struct {
 	preexisting map[string]bool
 	// createdDirs are the directories Open created, deepest first.
 	createdDirs []string
+	// record is the path of the write record Open put in dir before any
+	// object, "" if it put none (a read, or objects another record names).
+	record string
 }
 
 var (
@@ -211,7 +303,43 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 		}
 	}
 	s.base = filepath.Join(dir, s.prefix) + "_object"
+	if s.writes {
+		if err := s.writeRecord(); err != nil {
+			return nil, errors.Join(engine.Usagef("dirobj: %v", err), s.Close(context.Background()))
+		}
+	}
 	return s, nil
+}
+
+// writeRecord puts the session's write record in its directory, before
+// any object, unless a record of its objects is there already (an earlier
+// kept write's, whose objects it reads and writes).
+func (s *Session) writeRecord() error {
+	r := writeahead.Record{Stem: s.prefix + "_object", CreatedDir: len(s.createdDirs) > 0}
+	path := filepath.Join(s.dir, r.Name())
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.record = path
+	_, err = f.Write(r.Encode())
+	return errors.Join(err, f.Close())
+}
+
+// dropRecord removes the session's write record, once nothing it names
+// is left or the metadata names it.
+func (s *Session) dropRecord() error {
+	if s.record == "" {
+		return nil
+	}
+	if err := os.Remove(s.record); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	s.record = ""
+	return nil
 }
 
 // Prefix is the name prefix of the objects the session reads and writes:
@@ -320,12 +448,20 @@ func (s *Session) Close(ctx context.Context) error {
 		return err
 	}
 	if s.keep && s.writes && len(names) > 0 {
-		return s.writeMetadata(names)
+		if err := s.writeMetadata(names); err != nil || len(s.createdDirs) > 0 {
+			// A record saying the directory is cephbench's stays, for
+			// the cleanup to remove the directory too.
+			return err
+		}
+		return s.dropRecord() // the metadata names the objects now
 	}
 	if !s.keep {
 		if err := s.removeCreated(ctx, names); err != nil {
 			return err
 		}
+	}
+	if err := s.dropRecord(); err != nil {
+		return err
 	}
 	for _, d := range s.createdDirs {
 		err := os.Remove(d)
@@ -371,13 +507,7 @@ func (s *Session) writeMetadata(names []string) error {
 
 // objectNames lists the files in dir that are objects named with prefix.
 func objectNames(dir, prefix string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// Unsorted: a directory may hold millions of objects.
-	all, err := f.Readdirnames(-1)
+	all, err := listNames(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -388,6 +518,17 @@ func objectNames(dir, prefix string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// listNames lists the names in dir, unsorted: a directory may hold
+// millions of objects.
+func listNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 // missingDirs lists dir and those of its parents that do not exist,

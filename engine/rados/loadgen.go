@@ -15,6 +15,7 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/io/aioq"
 )
 
@@ -135,6 +136,23 @@ func (p *Pool) CreateExclusive(ctx context.Context, names []string) (created []b
 		return nil
 	})
 	return created, err
+}
+
+// PutRecord puts the write record of the objects named stem followed by a
+// number in the pool, before any of them is created, so that a cleanup
+// of the pool finds them whenever the run is killed.
+func (p *Pool) PutRecord(stem string) error {
+	put, err := putRecord(p.ioctx, writeahead.Record{Stem: stem})
+	if err == nil && !put {
+		err = fmt.Errorf("%s exists: another run writes objects of the same names", writeahead.NamePrefix+stem)
+	}
+	return err
+}
+
+// DropRecord removes the write record PutRecord put, once its objects are
+// removed.
+func (p *Pool) DropRecord(stem string) error {
+	return dropRecord(p.ioctx, writeahead.Record{Stem: stem}.Name())
 }
 
 // Remove removes the named objects, going on past failures; one that is

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/peer/radosbench"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -47,10 +48,21 @@ func share(w *spec.Workload, host string) error {
 	return nil
 }
 
-// cleanKept removes the objects of the last kept write at t, which its
+// cleanKept removes what writes left in t's pool: the objects of every
+// write record (runs killed at any moment, kept runs on several hosts)
+// and the records; then the objects of the last kept write, which its
 // metadata object records, and that object.
 func cleanKept(ctx context.Context, t spec.Target) error {
 	rt, err := ParseTarget(t.Location)
+	if err != nil {
+		return err
+	}
+	pool, err := OpenPool(rt)
+	if err != nil {
+		return err
+	}
+	err = cleanRecords(ctx, pool.ioctx)
+	pool.Close()
 	if err != nil {
 		return err
 	}
@@ -81,6 +93,9 @@ type Session struct {
 	written     atomic.Int64
 	createdFrom int64
 	queues      sync.WaitGroup
+	// record is the write record Open put in the pool before any write,
+	// "" if none (a read, or objects another record names).
+	record string
 
 	// atOpen is the snapshot a writing session takes to check for a full
 	// pool; the first ClusterSnapshot hands it out instead of asking the
@@ -166,7 +181,27 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 		s.pid = runID()
 	}
 	s.prefix = radosbench.ObjectPrefix(s.pid)
+	if s.writes {
+		r := writeahead.Record{Stem: s.prefix + "_object", Metadata: metadataName(t.RunName)}
+		put, err := putRecord(s.ioctx, r)
+		if put {
+			s.record = r.Name()
+		}
+		if err != nil {
+			return fail(errors.Join(err, s.dropRecord()))
+		}
+	}
 	return s, nil
+}
+
+// dropRecord removes the session's write record, if it put one.
+func (s *Session) dropRecord() error {
+	if s.record == "" {
+		return nil
+	}
+	err := dropRecord(s.ioctx, s.record)
+	s.record = ""
+	return err
 }
 
 // ClusterSnapshot records the cluster's state over the session's
@@ -259,6 +294,13 @@ func (s *Session) Close(ctx context.Context) error {
 		} else {
 			err = removeObjects(ctx, s.ioctx, s.prefix, s.createdFrom, m.Objects())
 		}
+	}
+	// The record goes once its objects are, or once the default metadata
+	// object, which a cleanup of the target reads, names them; a kept
+	// write under another run name (each host's on several hosts) keeps
+	// it, for the cleanup to find that metadata object.
+	if err == nil && (!s.keep || !s.writes || s.written.Load() == 0 || s.target.RunName == "") {
+		err = s.dropRecord()
 	}
 	s.ioctx.Destroy()
 	s.conn.Shutdown()

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/writeahead"
 )
 
 // MetadataName is the object, under the target's prefix, in which a kept
@@ -221,6 +223,16 @@ func Cleanup(ctx context.Context, location string, creds Credentials) (int64, er
 		return 0, err
 	}
 	defer c.close()
+	removed, err := c.cleanKept(ctx, m)
+	if err == nil && m.CreatedBucket {
+		err = c.removeBucketIfEmpty(ctx)
+	}
+	return removed, err
+}
+
+// cleanKept removes the objects m records under the client's prefix, then
+// the metadata object.
+func (c *client) cleanKept(ctx context.Context, m Metadata) (int64, error) {
 	t := c.target
 	keys, err := c.objects(ctx, t.Prefix+m.Prefix+"_object")
 	if err != nil {
@@ -235,8 +247,103 @@ func Cleanup(ctx context.Context, location string, creds Credentials) (int64, er
 	if err := c.ctl.RemoveObject(ctx, t.Bucket, key, minio.RemoveObjectOptions{}); err != nil {
 		return removed, opError("DELETE", key, err)
 	}
-	if m.CreatedBucket {
+	return removed, nil
+}
+
+// cleanAll removes what writes left at the target location: for each
+// write record under its prefix (at any depth: the hosts of a run on
+// several hosts write under prefixes of their own), the record's objects
+// next to it, then the record; for each kept write's metadata object
+// there, its objects, then it; then the bucket if a record or metadata
+// says cephbench made it and it is now empty. It returns how many
+// objects it removed. A missing bucket holds nothing to clean.
+func cleanAll(ctx context.Context, location string, creds Credentials) (int64, error) {
+	t, err := ParseTarget(location)
+	if err != nil {
+		return 0, err
+	}
+	c, exists, err := dial(ctx, t, creds, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer c.close()
+	if !exists {
+		return 0, nil
+	}
+	var records, metas, keys []string
+	for obj := range c.ctl.ListObjectsIter(ctx, t.Bucket, minio.ListObjectsOptions{Prefix: t.Prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return 0, opError("LIST", t.Prefix, obj.Err)
+		}
+		switch base := path.Base(obj.Key); {
+		case writeahead.IsName(base):
+			records = append(records, obj.Key)
+		case base == MetadataName:
+			metas = append(metas, obj.Key)
+		case strings.HasPrefix(base, "benchmark_data_"):
+			keys = append(keys, obj.Key)
+		}
+	}
+	var removed int64
+	bucket := false
+	for _, key := range records {
+		n, created, err := c.cleanRecord(ctx, key, keys)
+		removed += n
+		if err != nil {
+			return removed, err
+		}
+		bucket = bucket || created
+	}
+	for _, key := range metas {
+		sub := *c
+		sub.target.Prefix = strings.TrimSuffix(key, MetadataName)
+		m, ok, err := sub.readMetadata(ctx)
+		if err != nil || !ok {
+			return removed, err
+		}
+		n, err := sub.cleanKept(ctx, m)
+		removed += n
+		if err != nil {
+			return removed, err
+		}
+		bucket = bucket || m.CreatedBucket
+	}
+	if bucket {
 		return removed, c.removeBucketIfEmpty(ctx)
 	}
 	return removed, nil
+}
+
+// cleanRecord removes the objects among keys that the write record at key
+// names (next to it), then the record, and reports whether the record
+// says cephbench made the bucket.
+func (c *client) cleanRecord(ctx context.Context, key string, keys []string) (int64, bool, error) {
+	body, _, _, err := minio.Core{Client: c.ctl}.GetObject(ctx, c.target.Bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return 0, false, opError("GET", key, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(body, maxMetadata))
+	body.Close()
+	if err != nil {
+		return 0, false, fmt.Errorf("s3: reading %s: %w", key, err)
+	}
+	dir, name := path.Split(key)
+	r, err := writeahead.Decode(name, b)
+	if err != nil {
+		return 0, false, fmt.Errorf("s3: %w", err)
+	}
+	var owned []string
+	for _, k := range keys {
+		if d, n := path.Split(k); d == dir && r.Owns(n) {
+			owned = append(owned, k)
+		}
+	}
+	removed, err := c.remove(ctx, owned)
+	if err != nil {
+		return removed, false, err // the record stays for a second cleanup
+	}
+	if err := c.ctl.RemoveObject(ctx, c.target.Bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		return removed, false, opError("DELETE", key, err)
+	}
+	return removed, r.CreatedBucket, nil
 }

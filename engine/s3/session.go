@@ -16,6 +16,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/peer/radosbench"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -32,13 +33,13 @@ func init() {
 	})
 }
 
-// cleanKept removes the objects of the last kept write at t, which its
-// metadata object records, and that object.
+// cleanKept removes what writes left at t: the objects of every write
+// record under its prefix (runs killed at any moment) and the records,
+// those of every kept write's metadata there (the target's own, and each
+// host's of a run on several hosts), then the bucket if cephbench made it
+// and it is empty.
 func cleanKept(ctx context.Context, t spec.Target) error {
-	_, err := Cleanup(ctx, t.Location, Credentials{})
-	if errors.Is(err, ErrNothingKept) {
-		return nil
-	}
+	_, err := cleanAll(ctx, t.Location, Credentials{})
 	return err
 }
 
@@ -67,6 +68,9 @@ type Session struct {
 	// the metadata of a kept write says cephbench created it.
 	createdBucket bool
 	keptBucket    bool
+	// record is the key of the write record Open put before any write,
+	// "" if none (a read, or objects another record names).
+	record string
 }
 
 // DefaultOpTimeout bounds an op when the workload sets no op timeout: a
@@ -186,10 +190,47 @@ func OpenWith(ctx context.Context, w *spec.Workload, creds Credentials) (*Sessio
 			return fail(c.setupError(ctx, "create bucket", err))
 		}
 	}
+	if s.writes {
+		if err := s.putRecord(ctx, t); err != nil {
+			return fail(err)
+		}
+	}
 	if err := c.useRegion(ctx); err != nil {
-		return fail(err)
+		return fail(errors.Join(err, s.dropRecord(context.WithoutCancel(ctx))))
 	}
 	return s, nil
+}
+
+// putRecord puts the session's write record under the target's prefix,
+// before any object, unless a record of its objects is there already.
+func (s *Session) putRecord(ctx context.Context, t Target) error {
+	r := writeahead.Record{Stem: s.name + "_object", CreatedBucket: s.createdBucket || s.keptBucket}
+	key := t.Prefix + r.Name()
+	_, err := s.c.ctl.StatObject(ctx, t.Bucket, key, minio.StatObjectOptions{})
+	switch {
+	case err == nil:
+		return nil
+	case code(err) != minio.NoSuchKey && code(err) != "NotFound":
+		return s.c.setupError(ctx, "HEAD "+key, err)
+	}
+	b := r.Encode()
+	if _, err := s.c.ctl.PutObject(ctx, t.Bucket, key, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{ContentType: "application/json"}); err != nil {
+		return s.c.setupError(ctx, "PUT "+key, err)
+	}
+	s.record = key
+	return nil
+}
+
+// dropRecord removes the session's write record, if it put one.
+func (s *Session) dropRecord(ctx context.Context) error {
+	if s.record == "" {
+		return nil
+	}
+	if err := s.c.ctl.RemoveObject(ctx, s.c.target.Bucket, s.record, minio.RemoveObjectOptions{}); err != nil {
+		return opError("DELETE", s.record, err)
+	}
+	s.record = ""
+	return nil
 }
 
 // Key is the key of object n.
@@ -347,7 +388,10 @@ func (s *Session) Close(ctx context.Context) error {
 		return err
 	}
 	if s.keep && len(names) > 0 {
-		return s.writeMetadata(ctx, names)
+		if err := s.writeMetadata(ctx, names); err != nil {
+			return err
+		}
+		return s.dropRecord(ctx) // the metadata names the objects now
 	}
 	if !s.keep {
 		created := names[:0]
@@ -359,6 +403,9 @@ func (s *Session) Close(ctx context.Context) error {
 		if _, err := s.c.remove(ctx, created); err != nil {
 			return err
 		}
+	}
+	if err := s.dropRecord(ctx); err != nil {
+		return err
 	}
 	if s.createdBucket {
 		return s.c.removeBucketIfEmpty(ctx)
