@@ -2,18 +2,20 @@ package file
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// cleanKept removes what cephbench laid out and kept (--keep) at path:
-// path itself if it is a regular file carrying cephbench's mark, or, in a
-// directory, the marked per-worker files (cephbench.N.dat). Files without
-// the mark, devices and everything else stay.
+// cleanKept removes what cephbench laid out and kept (--keep), or a
+// killed run left, at path: path itself if it is a regular file carrying
+// cephbench's mark, or, in a directory, the marked per-worker files
+// (cephbench.N.dat, or PREFIX.N.0 with a file prefix, which is how each
+// host of a run on several hosts names its own). Files without the mark,
+// devices and everything else stay.
 func cleanKept(path string) error {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -28,15 +30,37 @@ func cleanKept(path string) error {
 	if !fi.IsDir() {
 		return nil
 	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return err
+	}
+	// Every name, not cephbench.0.dat onwards until one is missing: a run
+	// killed while removing its files leaves the later ones.
 	var errs error
-	for i := 0; ; i++ {
-		p := filepath.Join(path, fmt.Sprintf("cephbench.%d.dat", i))
-		if _, err := os.Lstat(p); err != nil {
-			break
+	for _, e := range entries {
+		if workerFileName(e.Name()) {
+			errs = errors.Join(errs, removeIfMarked(filepath.Join(path, e.Name())))
 		}
-		errs = errors.Join(errs, removeIfMarked(p))
 	}
 	return errs
+}
+
+// workerFileName reports whether name is how a session names a worker's
+// file: cephbench.N.dat, or PREFIX.N.0.
+func workerFileName(name string) bool {
+	if n, ok := strings.CutPrefix(name, "cephbench."); ok {
+		if n, ok := strings.CutSuffix(n, ".dat"); ok && number(n) {
+			return true
+		}
+	}
+	rest, ok := strings.CutSuffix(name, ".0")
+	i := strings.LastIndexByte(rest, '.')
+	return ok && i > 0 && number(rest[i+1:])
+}
+
+// number reports whether s is a decimal number as strconv.Itoa writes it.
+func number(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == "" && (s == "0" || s[0] != '0')
 }
 
 func removeIfMarked(path string) error {

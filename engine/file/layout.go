@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -157,11 +158,12 @@ func prepare(ctx context.Context, w *spec.Workload, r regular, size int64) (crea
 		return false, nil
 	}
 
-	flag := os.O_RDWR
-	if !r.exists {
-		flag |= os.O_CREATE | os.O_EXCL
+	var f *os.File
+	if r.exists {
+		f, err = os.OpenFile(r.path, os.O_RDWR, 0)
+	} else {
+		f, err = createMarked(r.path)
 	}
-	f, err := os.OpenFile(r.path, flag, 0o644)
 	if err != nil {
 		return false, &engine.UsageError{Err: err}
 	}
@@ -184,6 +186,50 @@ func prepare(ctx context.Context, w *spec.Workload, r regular, size int64) (crea
 		err = setMark(r.path, bs)
 	}
 	return created, err
+}
+
+// createMarked creates path exclusively, carrying the mark of data whose
+// block size is unknown from the moment it has a name, so that a run
+// killed at any moment leaves no file of its own that a cleanup could not
+// tell from the user's: the file is made unnamed (O_TMPFILE), marked, then
+// linked in. Where the filesystem makes no unnamed files, or /proc is not
+// there to link one through, it is created, then marked.
+func createMarked(path string) (*os.File, error) {
+	fd, err := unix.Open(filepath.Dir(path), unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return createThenMark(path)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	err = unix.Fsetxattr(fd, markAttr, []byte("0"), 0)
+	if err == nil {
+		err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
+	}
+	switch {
+	case err == nil:
+		return f, nil
+	case errors.Is(err, unix.EEXIST):
+		f.Close()
+		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+	case errors.Is(err, unix.ENOTSUP), errors.Is(err, unix.ENOENT):
+		f.Close() // no user attributes, or no /proc
+		return createThenMark(path)
+	}
+	f.Close()
+	return nil, fmt.Errorf("creating %s marked as cephbench data: %w", path, err)
+}
+
+// createThenMark creates path exclusively and marks it: a kill between
+// the two leaves an empty file without the mark.
+func createThenMark(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := setMark(path, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // setMark records that path holds cephbench data in blocks of bs bytes (0:
