@@ -348,9 +348,11 @@ func (s *Session) Close(context.Context) error {
 	return err
 }
 
-// cleanKept removes what kept runs left in the target's directory: the
-// per-worker files cephbench laid out (they carry its mark), then the
-// directories it made, if they are empty. Nothing unmarked is touched.
+// cleanKept removes what kept or killed runs left in the target's
+// directory: the per-worker files cephbench laid out (they carry its
+// mark), in it and in the marked directories under it (each host's of a
+// run on several hosts), then the directories it made, if they are
+// empty. Nothing unmarked is touched.
 func cleanKept(target spec.Target) error {
 	t, err := ParseTarget(target.Location)
 	if err != nil {
@@ -375,24 +377,68 @@ func cleanKept(target spec.Target) error {
 		return err
 	}
 	defer m.Unmount()
-	marked := func(p string) bool {
-		_, err := m.GetXattr(p, markAttr)
-		return err == nil
-	}
-	var errs error
-	for i := 0; ; i++ {
-		p := path.Join(t.Dir, fmt.Sprintf("cephbench.%d.dat", i))
-		if _, err := m.Statx(p, cephfs.StatxMode, 0); err != nil {
-			break
-		}
-		if marked(p) {
-			errs = errors.Join(errs, m.Unlink(p))
-		}
-	}
-	for dir := t.Dir; dir != "/" && marked(dir); dir = path.Dir(dir) {
+	errs := cleanDir(m, t.Dir)
+	for dir := t.Dir; dir != "/" && marked(m, dir); dir = path.Dir(dir) {
 		if err := m.RemoveDir(dir); err != nil {
 			break // not empty: what is there now is not ours to remove
 		}
 	}
 	return errs
+}
+
+func marked(m *cephfs.MountInfo, p string) bool {
+	_, err := m.GetXattr(p, markAttr)
+	return err == nil
+}
+
+// cleanDir removes the marked per-worker files in dir (cephbench.N.dat),
+// and in each marked directory under it (where each host of a run on
+// several hosts works) the same, then that directory if it is empty.
+func cleanDir(m *cephfs.MountInfo, dir string) error {
+	d, err := m.OpenDir(dir)
+	if cbrados.Errno(err) == syscall.ENOENT {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cephfs: listing %s: %w", dir, err)
+	}
+	var files, dirs []string
+	for {
+		e, err := d.ReadDir()
+		if err != nil || e == nil {
+			break
+		}
+		p := path.Join(dir, e.Name())
+		switch {
+		case e.DType() == cephfs.DTypeDir && e.Name() != "." && e.Name() != "..":
+			dirs = append(dirs, p)
+		case e.DType() == cephfs.DTypeReg && workerFile(e.Name()):
+			files = append(files, p)
+		}
+	}
+	d.Close()
+	var errs error
+	for _, p := range files {
+		if marked(m, p) {
+			errs = errors.Join(errs, m.Unlink(p))
+		}
+	}
+	for _, p := range dirs {
+		if !marked(m, p) {
+			continue
+		}
+		errs = errors.Join(errs, cleanDir(m, p))
+		if err := m.RemoveDir(p); err != nil && cbrados.Errno(err) != syscall.ENOTEMPTY {
+			errs = errors.Join(errs, err)
+		}
+	}
+	return errs
+}
+
+// workerFile reports whether name is how a session names a worker's
+// file: cephbench.N.dat.
+func workerFile(name string) bool {
+	n, ok := strings.CutPrefix(name, "cephbench.")
+	n, dat := strings.CutSuffix(n, ".dat")
+	return ok && dat && n != "" && strings.Trim(n, "0123456789") == ""
 }
