@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/ceph/go-ceph/rados"
@@ -187,6 +188,13 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 			return fail(fmt.Errorf("ceph option %s=%s: %w", o[0], o[1], err))
 		}
 	}
+	if ours && w.Writes() && !s.created {
+		// Before the image is open: a kill from then on leaves a watch
+		// the cleanup can tell is this process's.
+		if err := s.setMetadata(clientKey, s.client()); err != nil {
+			return fail(err)
+		}
+	}
 	cname := C.CString(t.Image)
 	defer C.free(unsafe.Pointer(cname))
 	if r := C.cbrbd_open(C.rados_ioctx_t(ioctx.Pointer()), cname, &s.image); r < 0 {
@@ -291,25 +299,40 @@ func (s *Session) inspect(w *spec.Workload) (ours bool, mark string, err error) 
 	return ours, mark, nil
 }
 
-// create creates the image, marked as cephbench's.
+// create creates the image, marked as cephbench's. A record object,
+// put before the image is created and removed once it is marked, covers
+// the moment between the two: a cleanup after a run killed then takes
+// the unmarked image for cephbench's.
 func (s *Session) create(size uint64) error {
 	name := s.target.Conn.Pool + "/" + s.target.Image
+	record := creatingRecord(s.target.Image)
+	stamp := strconv.FormatInt(time.Now().Unix(), 10)
+	if err := s.ioctx.WriteFull(record, []byte(stamp)); err != nil {
+		return fmt.Errorf("recording the creation of image %s: %w", name, err)
+	}
 	if err := rbd.CreateImage(s.ioctx, s.target.Image, size, rbd.NewRbdImageOptions()); err != nil {
-		return fmt.Errorf("creating image %s: %w", name, err)
+		return errors.Join(fmt.Errorf("creating image %s: %w", name, err), s.ioctx.Delete(record))
 	}
 	s.created = true
 	host, _ := os.Hostname()
-	return s.setMetadata(createdKey, fmt.Sprintf("%s:%d", host, os.Getpid()))
+	if err := s.setMetadata(clientKey, s.client(), createdKey, fmt.Sprintf("%s:%d", host, os.Getpid())); err != nil {
+		return err
+	}
+	return s.ioctx.Delete(record)
 }
 
-func (s *Session) setMetadata(key, value string) error {
+// setMetadata sets the image's metadata keys to their values, given in
+// pairs, in that order.
+func (s *Session) setMetadata(keyValues ...string) error {
 	img, err := rbd.OpenImage(s.ioctx, s.target.Image, rbd.NoSnapshot)
 	if err != nil {
 		return fmt.Errorf("opening image %s/%s: %w", s.target.Conn.Pool, s.target.Image, err)
 	}
 	defer img.Close()
-	if err := img.SetMetadata(key, value); err != nil {
-		return fmt.Errorf("image %s/%s: setting %s: %w", s.target.Conn.Pool, s.target.Image, key, err)
+	for i := 0; i+1 < len(keyValues); i += 2 {
+		if err := img.SetMetadata(keyValues[i], keyValues[i+1]); err != nil {
+			return fmt.Errorf("image %s/%s: setting %s: %w", s.target.Conn.Pool, s.target.Image, keyValues[i], err)
+		}
 	}
 	return nil
 }
@@ -422,7 +445,9 @@ func (s *Session) Close(context.Context) error {
 }
 
 // cleanKept removes the target's image if cephbench created it (a run
-// kept it for later steps); an image it did not create stays.
+// kept it for later steps, or was killed), and the images IMAGE-HOST that
+// hosts of a run on several hosts created for themselves; an image it did
+// not create stays.
 func cleanKept(target spec.Target) error {
 	t, err := ParseTarget(target.Location)
 	if err != nil {
@@ -434,17 +459,87 @@ func cleanKept(target spec.Target) error {
 	}
 	defer conn.Shutdown()
 	defer ioctx.Destroy()
-	img, err := rbd.OpenImageReadOnly(ioctx, t.Image, rbd.NoSnapshot)
+	names, err := rbd.GetImageNames(ioctx)
+	if err != nil {
+		return fmt.Errorf("listing the images of pool %s: %w", t.Conn.Pool, err)
+	}
+	candidates := map[string]bool{t.Image: false}
+	for _, n := range names {
+		if n == t.Image || strings.HasPrefix(n, t.Image+"-") {
+			candidates[n] = true
+		}
+	}
+	var errs []error
+	for name, listed := range candidates {
+		errs = append(errs, cleanImage(conn, ioctx, name, listed))
+	}
+	return errors.Join(errs...)
+}
+
+// creatingRecord names the object that records, while cephbench creates
+// an image, that the image is about to be its own.
+func creatingRecord(image string) string { return "cephbench_creating_image." + image }
+
+// cleanImage removes the image name if cephbench created it: it carries
+// cephbench's mark, or a creation record it was made just after (a run
+// killed before marking it); then the record. An image the pool lists
+// (listed) but that cannot be opened is one whose removal was killed half
+// way, its header gone: nothing can read it, and removing it again
+// finishes the removal.
+func cleanImage(conn *rados.Conn, ioctx *rados.IOContext, name string, listed bool) error {
+	buf := make([]byte, 32)
+	n, err := ioctx.Read(creatingRecord(name), buf, 0)
+	recorded := err == nil
+	if err != nil && !errors.Is(err, rados.ErrNotFound) {
+		return fmt.Errorf("reading %s: %w", creatingRecord(name), err)
+	}
+	img, err := rbd.OpenImageReadOnly(ioctx, name, rbd.NoSnapshot)
 	if errors.Is(err, rbd.ErrNotFound) {
-		return nil
+		if listed {
+			if err := removeImage(conn, ioctx, name); err != nil {
+				return err
+			}
+		}
+		return dropCreatingRecord(ioctx, name, recorded)
 	}
 	if err != nil {
 		return err
 	}
 	_, err = img.GetMetadata(createdKey)
-	img.Close()
-	if err != nil {
-		return nil // not cephbench's
+	ours := err == nil
+	if !ours && recorded {
+		ours = createdAfter(img, string(buf[:n]))
 	}
-	return rbd.RemoveImage(ioctx, t.Image)
+	img.Close()
+	if !ours {
+		return dropCreatingRecord(ioctx, name, recorded)
+	}
+	if err := removeImage(conn, ioctx, name); err != nil {
+		return err
+	}
+	return dropCreatingRecord(ioctx, name, recorded)
+}
+
+// createdAfter reports whether img was created within a minute of the
+// Unix time stamp: a creation record is written just before the image is
+// created, on the same host's clock; an image made long after is another's,
+// under a name a killed run had meant to use.
+func createdAfter(img *rbd.Image, stamp string) bool {
+	at, err := strconv.ParseInt(stamp, 10, 64)
+	ts, terr := img.GetCreateTimestamp()
+	if err != nil || terr != nil {
+		return false
+	}
+	d := ts.Sec - at
+	return d >= -60 && d <= 60
+}
+
+func dropCreatingRecord(ioctx *rados.IOContext, name string, recorded bool) error {
+	if !recorded {
+		return nil
+	}
+	if err := ioctx.Delete(creatingRecord(name)); err != nil && !errors.Is(err, rados.ErrNotFound) {
+		return fmt.Errorf("removing %s: %w", creatingRecord(name), err)
+	}
+	return nil
 }
