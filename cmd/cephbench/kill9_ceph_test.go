@@ -1,0 +1,251 @@
+//go:build ceph
+
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ceph/go-ceph/rados"
+	"github.com/ceph/go-ceph/rbd"
+	"github.com/minio/minio-go/v7"
+
+	"github.com/cephbench/cephbench/internal/cephtest"
+	"github.com/cephbench/cephbench/internal/killtest"
+)
+
+// A pool's objects whose names start with one of prefixes (all with
+// none), each with the digest of its data.
+func listObjects(t *testing.T, ioctx *rados.IOContext, digest bool, prefixes ...string) killtest.Items {
+	items := killtest.Items{}
+	err := ioctx.ListObjects(func(oid string) {
+		if len(prefixes) > 0 && !hasAnyPrefix(oid, prefixes) {
+			return
+		}
+		items[oid] = ""
+		if digest {
+			buf := make([]byte, 1<<20)
+			n, err := ioctx.Read(oid, buf, 0)
+			if err != nil {
+				t.Errorf("reading %s: %v", oid, err)
+			}
+			items[oid] = killtest.Digest(buf[:max(n, 0)])
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// killPool is a fresh pool of the sandbox, open.
+func killPool(t *testing.T) (string, *rados.IOContext) {
+	conn := cephtest.Cluster(t)
+	pool := cephtest.Pool(t, conn, "cbkill")
+	ioctx, err := conn.OpenIOContext(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ioctx.Destroy)
+	return pool, ioctx
+}
+
+func putObjects(t *testing.T, ioctx *rados.IOContext, objects map[string]string) {
+	for name, data := range objects {
+		if err := ioctx.WriteFull(name, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// kill -9 of rados load-gen while it creates and fills its objects, and
+// of a rados bench style write while it measures and while it removes its
+// objects: cephbench cleanup leaves only the pool's other objects,
+// unchanged, among them objects named like another run's.
+func TestKill9RadosThenCleanup(t *testing.T) {
+	pool, ioctx := killPool(t)
+	putObjects(t, ioctx, map[string]string{
+		"benchmark_data_other":                  "named like ours",
+		"benchmark_data_otherhost_7_object0":    "another rados bench run's object",
+		"cephbench_loadgen_other_1_000001_obj0": "another load-gen's",
+		"notes":                                 "a user's object",
+	})
+	_, bin := buildWithCeph(t)
+	list := func(t *testing.T, digest bool) killtest.Items { return listObjects(t, ioctx, digest) }
+	write := func(duration string) []string {
+		return []string{"bench", "--target", "rados://" + pool, "--rw", "write", "--bs", "4k", "--workers", "4", "--iodepth", "8",
+			"--duration", duration, "--quiet"}
+	}
+	killtest.Run(t, killtest.Config{
+		Bin: bin, Target: "rados://" + pool, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
+		Phases: []killtest.Phase{
+			{Name: "layout (load-gen)", Args: []string{"rados", "-p", pool, "load-gen", "--num-objects", "1000",
+				"--min-object-size", "16K", "--max-object-size", "16K", "--min-op-len", "4K", "--max-op-len", "4K",
+				"--max-ops", "16", "--run-length", "30"}, In: killtest.Layout, Delay: 300 * time.Millisecond},
+			{Name: "mid-run", Args: write("30s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
+			{Name: "cleanup", Args: write("2s"), In: killtest.Removing, Delay: 50 * time.Millisecond},
+		},
+	})
+}
+
+// kill -9 of a run on an image it creates, while it lays the image out,
+// while it measures and while it removes the image: cephbench cleanup
+// leaves only the pool's other images, unchanged, among them one named
+// like a host's share of the target (IMAGE-HOST) that cephbench did not
+// make.
+func TestKill9RBDThenCleanup(t *testing.T) {
+	pool, ioctx := killPool(t)
+	if err := rbd.PoolInit(ioctx, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"img-other", "other"} {
+		if err := rbd.CreateImage(ioctx, name, 1<<20, rbd.NewRbdImageOptions()); err != nil {
+			t.Fatal(err)
+		}
+		img, err := rbd.OpenImage(ioctx, name, rbd.NoSnapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = img.WriteAt([]byte("a user's image "+name), 4096)
+		if err := errors.Join(err, img.Close()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, bin := buildWithCeph(t)
+	list := func(t *testing.T, digest bool) killtest.Items { return listImages(t, ioctx, digest) }
+	target := "rbd://" + pool + "/img"
+	run := func(rw, bs, duration string) []string {
+		return []string{"bench", "--target", target + "?create=true", "--size", "8M", "--rw", rw, "--bs", bs, "--iodepth", "8",
+			"--duration", duration, "--quiet"}
+	}
+	killtest.Run(t, killtest.Config{
+		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
+		Phases: []killtest.Phase{
+			{Name: "layout", Args: run("randread", "4k", "30s"), In: killtest.Layout, Delay: 300 * time.Millisecond},
+			{Name: "mid-run", Args: run("randwrite", "64k", "30s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
+			{Name: "cleanup", Args: run("randwrite", "64k", "1s"), In: killtest.After(1), Delay: 50 * time.Millisecond},
+		},
+	})
+}
+
+// A pool's images, each with the digest of its first megabyte, and its
+// objects cephbench names ("cephbench_..." records).
+func listImages(t *testing.T, ioctx *rados.IOContext, digest bool) killtest.Items {
+	items := listObjects(t, ioctx, digest, "cephbench_")
+	names, err := rbd.GetImageNames(ioctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		items["image "+name] = ""
+		if !digest {
+			continue
+		}
+		img, err := rbd.OpenImageReadOnly(ioctx, name, rbd.NoSnapshot)
+		if err != nil {
+			items["image "+name] = err.Error() // listed, but half removed
+			continue
+		}
+		buf := make([]byte, 1<<20)
+		n, _ := img.ReadAt(buf, 0)
+		img.Close()
+		items["image "+name] = killtest.Digest(buf[:n])
+	}
+	return items
+}
+
+// kill -9 of an S3 write while it writes before measuring (--ramp), while
+// it measures and while it removes its objects, under a prefix of a
+// bucket that holds other objects, one named like ours, next to another
+// bucket; and of a write to a bucket it creates: cephbench cleanup leaves
+// only the other objects and the other bucket, unchanged, and removes the
+// bucket it made.
+func TestKill9S3ThenCleanup(t *testing.T) {
+	c := cephtest.RGW(t)
+	ctx := context.Background()
+	bucket, other, made := cephtest.Bucket(t, c, "cbkill"), cephtest.Bucket(t, c, "cbkill-other"), cephtest.Bucket(t, c, "cbkill-made")
+	for _, b := range []string{bucket, other} {
+		if err := c.MakeBucket(ctx, b, minio.MakeBucketOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, data := range map[string]string{
+		bucket + "/pfx/benchmark_data_other":  "named like ours",
+		bucket + "/pfx/notes":                 "a user's object",
+		bucket + "/benchmark_data_outside":    "beside the prefix",
+		other + "/benchmark_data_x_1_object0": "in another bucket",
+	} {
+		b, k, _ := strings.Cut(key, "/")
+		if _, err := c.PutObject(ctx, b, k, strings.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, bin := buildWithCeph(t)
+	list := func(t *testing.T, digest bool) killtest.Items { return listBuckets(t, c, digest, bucket, other, made) }
+	write := func(target string, extra ...string) []string {
+		return append([]string{"bench", "--target", target, "--rw", "write", "--bs", "4k", "--workers", "4", "--iodepth", "4", "--quiet"}, extra...)
+	}
+	target := "s3://" + bucket + "/pfx"
+	killtest.Run(t, killtest.Config{
+		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
+		Phases: []killtest.Phase{
+			{Name: "layout", Args: write(target, "--ramp", "3s", "--duration", "30s"), In: killtest.Ramp(3 * time.Second), Delay: time.Second},
+			{Name: "mid-run", Args: write(target, "--duration", "30s"), In: killtest.Measuring, Delay: time.Second},
+			{Name: "cleanup", Args: write(target, "--duration", "2s"), In: killtest.Removing, Delay: 50 * time.Millisecond},
+		},
+	})
+	// Beyond the five moments of each phase above: that the bucket goes.
+	killtest.Run(t, killtest.Config{
+		Bin: bin, Target: "s3://" + made, Foreign: list(t, true), Kills: 2, Attempts: 4, List: list,
+		Phases: []killtest.Phase{
+			{Name: "mid-run, in a bucket it made", Args: write("s3://"+made, "--duration", "30s"), In: killtest.Measuring, Delay: 1000 * time.Millisecond},
+		},
+	})
+}
+
+// Buckets that exist among names, and their objects, each with the
+// digest of its data.
+func listBuckets(t *testing.T, c *minio.Client, digest bool, names ...string) killtest.Items {
+	ctx := context.Background()
+	items := killtest.Items{}
+	for _, b := range names {
+		if ok, err := c.BucketExists(ctx, b); err != nil || !ok {
+			continue
+		}
+		items["bucket "+b] = ""
+		for obj := range c.ListObjects(ctx, b, minio.ListObjectsOptions{Recursive: true}) {
+			if obj.Err != nil {
+				continue // a bucket removed while it is listed
+			}
+			key := b + "/" + obj.Key
+			items[key] = ""
+			if !digest {
+				continue
+			}
+			r, err := c.GetObject(ctx, b, obj.Key, minio.GetObjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := io.ReadAll(r)
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			items[key] = killtest.Digest(data)
+		}
+	}
+	return items
+}
