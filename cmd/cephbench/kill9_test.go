@@ -83,15 +83,17 @@ func TestKill9FileThenCleanup(t *testing.T) {
 	bench := func(rw, size, duration string) []string {
 		return []string{"bench", "--target", dir, "--rw", rw, "--bs", "4k", "--size", size, "--workers", "4", "--duration", duration, "--quiet"}
 	}
+	// Removing four files takes milliseconds: a kill may land after it,
+	// hence more runs, and a short delay.
 	killtest.Run(t, killtest.Config{
-		Bin: bin, Target: dir, Foreign: foreign, Kills: 5, Attempts: 10,
+		Bin: bin, Target: dir, Foreign: foreign, Kills: 5, Attempts: 20,
 		List: func(t *testing.T, digest bool) killtest.Items { return listDir(t, dir, digest) },
 		Phases: []killtest.Phase{
 			{Name: "layout", Args: bench("randread", "64M", "30s"), In: killtest.Layout, Delay: 100 * time.Millisecond},
 			{Name: "mid-run", Args: bench("randwrite", "4M", "30s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
 			{Name: "mid-run (fio)", Args: []string{"fio", "--name=kjob", "--directory=" + dir, "--rw=randwrite", "--bs=4k", "--size=4M",
 				"--numjobs=2", "--runtime=30", "--time_based"}, In: killtest.Measuring, Delay: 1500 * time.Millisecond},
-			{Name: "cleanup", Args: bench("randwrite", "16M", "1s"), In: killtest.After(1), Delay: 30 * time.Millisecond},
+			{Name: "cleanup", Args: bench("randwrite", "16M", "1s"), In: killtest.After(1), Delay: 5 * time.Millisecond},
 		},
 	})
 }
