@@ -5,6 +5,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +97,10 @@ func ParseDuration(s string) (Duration, error) {
 	if n, err := strconv.ParseFloat(t, 64); err == nil && t != "" {
 		if n < 0 {
 			return 0, fmt.Errorf("invalid duration %q: negative", s)
+		}
+		// NaN and numbers past time.Duration's 292 years have no duration.
+		if ns := n * float64(time.Second); math.IsNaN(ns) || ns >= math.MaxInt64 {
+			return 0, fmt.Errorf("invalid duration %q: out of range", s)
 		}
 		return Duration(n * float64(time.Second)), nil
 	}
