@@ -135,7 +135,7 @@ func Parse(name string, b []byte) (*Plan, error) {
 	dec.KnownFields(true)
 	var p Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("%s: %s", name, yamlError(err))
 	}
 	if p.Name == "" {
 		return nil, fmt.Errorf("%s: the plan has no name", name)
@@ -144,6 +144,18 @@ func Parse(name string, b []byte) (*Plan, error) {
 		return nil, fmt.Errorf("%s: the plan has no steps", name)
 	}
 	return &p, nil
+}
+
+// yamlError is a decoding error on one line: the YAML decoder puts each
+// field's error on a line of its own, and quotes keys as written, line
+// breaks included.
+func yamlError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	return strings.Join(strings.Fields(msg), " ")
 }
 
 // Expanded is a plan with its variables set: what a run executes.
@@ -213,7 +225,8 @@ func (p *Plan) setVars(set map[string]string) (map[string]string, error) {
 	for k, v := range p.Vars {
 		vars[k] = v
 	}
-	for k, v := range set {
+	for _, k := range sortedKeys(set) { // the same error each time for the same flags
+		v := set[k]
 		if _, ok := p.Vars[k]; !ok && k != PlanDir {
 			return nil, fmt.Errorf("plan %s has no variable %q (it has: %s)", p.Name, k, strings.Join(sortedKeys(p.Vars), ", "))
 		}
@@ -295,6 +308,9 @@ func (e *expansion) add(si int, st Step) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
+	if err := e.checkSize(st.Sweep, len(onTargets), repeats); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
 	for _, point := range combinations(st.Sweep) {
 		label := name
 		for _, kv := range point {
@@ -331,6 +347,24 @@ func (e *expansion) add(si int, st Step) error {
 				e.lastOf[name][t.Name] = it.ID
 			}
 		}
+	}
+	return nil
+}
+
+// MaxItems is the most steps a plan expands into: more than a run could
+// finish (at a second each, close to three hours), and a bound on the
+// memory a mistyped repeats: or sweep takes before anything runs.
+const MaxItems = 10000
+
+// checkSize refuses a step whose sweep, targets and repeats would take the
+// plan past MaxItems, before they are expanded.
+func (e *expansion) checkSize(sweep Params, targets, repeats int) error {
+	n := min(repeats, MaxItems+1) * targets
+	for _, kv := range sweep {
+		n = min(n, MaxItems+1) * len(kv.Values)
+	}
+	if len(e.items)+n > MaxItems {
+		return fmt.Errorf("the plan would have more than %d steps (sweep values x targets x repeats)", MaxItems)
 	}
 	return nil
 }
