@@ -195,6 +195,11 @@ func Load(path string) (*Result, error) {
 	if r.TickLog == "" {
 		return &r, nil
 	}
+	// Save names a tick log beside the result: a name that leads
+	// elsewhere (to a device that never ends) is no result's.
+	if r.TickLog != filepath.Base(r.TickLog) || r.TickLog == ".." {
+		return nil, fmt.Errorf("%s: tick log %q is not a file name", path, r.TickLog)
+	}
 	log := filepath.Join(filepath.Dir(path), r.TickLog)
 	if !r.Unfinished {
 		if r.Series, err = ReadTickLog(log); err != nil {

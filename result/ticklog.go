@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,6 +174,8 @@ func (l *TickLog) Discard() {
 	_ = os.Remove(l.path)
 }
 
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
 func exact(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // ReadTickLog reads a tick log back into the series it was written from.
@@ -276,6 +279,11 @@ func readTicks(r *bufio.Reader) ([]Interval, error) {
 			sec = &Interval{Second: metrics.Second{Kinds: map[string]metrics.KindSecond{}}, Histograms: map[string]string{}}
 			if _, err := fmt.Sscanf(line, "#tick t=%g dur=%g kinds=%d", &sec.T, &sec.Dur, &want); err != nil {
 				return nil, fmt.Errorf("line %d: %q: %w", n, line, err)
+			}
+			// Sscanf reads NaN and Inf, which no JSON (a report's, a
+			// merged result's) can hold.
+			if !finite(sec.T) || !finite(sec.Dur) || sec.Dur < 0 {
+				return nil, fmt.Errorf("line %d: %q: t and dur are not seconds", n, line)
 			}
 		case strings.HasPrefix(line, "#kind "):
 			if sec == nil || kind != "" {
