@@ -33,10 +33,10 @@ func listHosts(list string) ([]string, error) {
 	for _, h := range strings.Split(list, ",") {
 		h = strings.TrimSpace(h)
 		if err := checkHost(h); err != nil {
-			return nil, engine.Usagef("--hosts %s: %v", list, err)
+			return nil, engine.Usagef("--hosts %q: %v", list, err)
 		}
 		if seen[strings.ToLower(h)] {
-			return nil, engine.Usagef("--hosts %s: %s is named twice", list, h)
+			return nil, engine.Usagef("--hosts %q: %s is named twice", list, h)
 		}
 		seen[strings.ToLower(h)] = true
 		hosts = append(hosts, h)

@@ -47,6 +47,8 @@ func TestHostsFromTheListOrTheFile(t *testing.T) {
 		{"", file("dup", "a\n# b\nb\nA\n"), "line 4: A is already on line 1"},
 		{"", file("words", "a\nb c\n"), "line 2: host \"b c\": a host name is one word"},
 		{"", file("option", "-F/etc/passwd\n"), "line 1: host \"-F/etc/passwd\": a host name cannot begin with '-'"},
+		{"", file("comma", "a,b\n"), "line 1: host \"a,b\": a host name has no ','"},
+		{"h1,h\n2", "", `--hosts "h1,h\n2": host "h\n2": a host name is one word`},
 		{"", file("empty", "# nobody\n\n"), "names no host"},
 		{"", filepath.Join(dir, "absent"), "no such file"},
 	} {

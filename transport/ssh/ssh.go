@@ -218,6 +218,11 @@ func checkHost(host string) error {
 	if strings.IndexFunc(host, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
 		return fmt.Errorf("host %q: a host name is one word", host)
 	}
+	// --hosts separates names by commas: a hostfile's "a,b" is two hosts
+	// written as if on one line, not a name.
+	if strings.Contains(host, ",") {
+		return fmt.Errorf("host %q: a host name has no ','", host)
+	}
 	return nil
 }
 
