@@ -84,7 +84,8 @@ func ReadMetadata(dir string) (m Metadata, ok bool, err error) {
 		return Metadata{}, false, fmt.Errorf("%s is not cephbench object metadata: %w", path, err)
 	}
 	if m.Prefix == "" || strings.ContainsRune(m.Prefix, '/') || m.Objects < 0 || m.ObjectSize <= 0 || m.OpSize <= 0 {
-		return Metadata{}, false, fmt.Errorf("%s is not cephbench object metadata: %s", path, b)
+		return Metadata{}, false, fmt.Errorf("%s is not cephbench object metadata: want a file name as prefix, objects >= 0 and sizes > 0; it has prefix %q, objects %d, object_size %d, op_size %d",
+			path, m.Prefix, m.Objects, m.ObjectSize, m.OpSize)
 	}
 	return m, true, nil
 }
