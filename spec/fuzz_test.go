@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/cephbench/cephbench/internal/fuzztest"
@@ -15,7 +16,7 @@ var (
 		"1e3", "inf", "NaN", "0x10", "1e400", "9223372036s", ""}
 	targetSeeds = []string{"null://", "/dev/sdb", "./cephbench-data", "rados://bench", "rbd://rbd/img?create=true",
 		"cephfs:///bench", "s3://bench/run1?endpoint=http://127.0.0.1:7480", "dirobj://./objs",
-		"file:///data/x", "a://b://c", "://x", "RADOS://Pool", ""}
+		"file:///data/x", "a://b://c", "://x", "RADOS://Pool", "", "/data/\xff"}
 )
 
 // FuzzParseSize: whatever the text, a size or a one-line error; a size
@@ -63,7 +64,7 @@ func FuzzParseDuration(f *testing.F) {
 }
 
 // FuzzParseTarget: a target or a one-line error; a target reads back as
-// itself from both its String and its Short form.
+// itself from both its String and its Short form, and from JSON.
 func FuzzParseTarget(f *testing.F) {
 	for _, s := range targetSeeds {
 		f.Add(s)
@@ -73,6 +74,11 @@ func FuzzParseTarget(f *testing.F) {
 		fuzztest.OneLine(t, s, err)
 		if err != nil {
 			return
+		}
+		b, _ := json.Marshal(tg)
+		var fromJSON Target
+		if err := json.Unmarshal(b, &fromJSON); err != nil || fromJSON != tg {
+			t.Fatalf("ParseTarget(%q) = %+v, which comes back from JSON as %+v, %v", s, tg, fromJSON, err)
 		}
 		for _, form := range []string{tg.String(), tg.Short()} {
 			back, err := ParseTarget(form)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Pattern is the order in which a workload visits blocks or objects.
@@ -27,6 +28,11 @@ type Target struct {
 func ParseTarget(s string) (Target, error) {
 	if strings.TrimSpace(s) == "" {
 		return Target{}, errors.New("empty target")
+	}
+	// A target travels in JSON (results, jobs for other hosts, cleanup),
+	// which would change bytes that are not UTF-8 into others.
+	if !utf8.ValidString(s) {
+		return Target{}, fmt.Errorf("invalid target %q: not UTF-8 text", s)
 	}
 	scheme, loc, ok := strings.Cut(s, "://")
 	if !ok {
