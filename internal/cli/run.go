@@ -154,8 +154,8 @@ func (env Env) parseJob(args []string, results string) (frontend.Job, error) {
 	var j frontend.Job
 	root := newRoot(Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: env.Getenv, Dir: env.Dir, parsed: &j})
 	cmd, rest, err := root.Find(args)
-	if err != nil {
-		return j, err
+	if err != nil { // cobra's "Did you mean this?" takes lines of its own
+		return j, fmt.Errorf("%s", oneLine(err.Error()))
 	}
 	path := strings.TrimPrefix(cmd.CommandPath(), "cephbench ")
 	if cmd == root || !cmd.Runnable() {
