@@ -214,12 +214,16 @@ func (s *Snapshot) addOSDTree(b []byte) error {
 	for i, n := range tree.Nodes {
 		byID[n.ID] = i
 	}
+	// Each node is printed once: a mangled answer whose children lead back
+	// to their parent would otherwise be walked without end.
+	seen := map[int]bool{}
 	var walk func(id, depth int)
 	walk = func(id, depth int) {
 		i, ok := byID[id]
-		if !ok {
+		if !ok || seen[id] {
 			return
 		}
+		seen[id] = true
 		n := tree.Nodes[i]
 		s.OSDTree = append(s.OSDTree, TreeNode{ID: n.ID, Name: n.Name, Type: n.Type, Weight: n.Weight,
 			Status: n.Status, Reweight: n.Reweight, Depth: depth})

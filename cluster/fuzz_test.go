@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,4 +28,22 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("a snapshot that parses does not go into JSON: %v", err)
 		}
 	})
+}
+
+// An OSD tree whose children lead back to their parents (a mangled
+// answer) is walked once: each node once, at its first depth.
+func TestAnOSDTreeWithACycleIsWalkedOnce(t *testing.T) {
+	o := outputs(t)
+	o.OSDTree = []byte(`{"nodes":[{"id":-1,"name":"default","type":"root","children":[-2,-1]},{"id":-2,"name":"vm","type":"host","children":[0,-1,-2]},{"id":0,"name":"osd.0","type":"osd","children":[-1]}]}`)
+	s, err := Parse(o, time.Unix(1796166966, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range s.OSDTree {
+		got = append(got, fmt.Sprintf("%s@%d", n.Name, n.Depth))
+	}
+	if strings.Join(got, " ") != "default@0 vm@1 osd.0@2" {
+		t.Errorf("tree %q; want each node once", got)
+	}
 }
