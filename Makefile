@@ -4,7 +4,7 @@ LDFLAGS := -X github.com/cephbench/cephbench/result.Version=$(VERSION)
 # The Ceph engines need librados-dev and friends (scripts/install-deps.sh).
 TAGS := ceph,pacific
 
-.PHONY: build k8s test vet lint bench compare-fio compare-net compare-disk compare-rados compare-rbd memory-soak clean
+.PHONY: build k8s test vet lint fuzz bench compare-fio compare-net compare-disk compare-rados compare-rbd memory-soak clean
 
 build:
 	go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/cephbench ./cmd/cephbench
@@ -23,6 +23,12 @@ vet:
 
 lint: vet
 	@go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags $(TAGS) ./...
+
+# Every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m); what a
+# crash leaves under testdata/fuzz/ is a regression seed to commit.
+FUZZTIME ?= 60s
+fuzz:
+	FUZZTIME=$(FUZZTIME) TAGS=$(TAGS) scripts/fuzz.sh
 
 # Go benchmarks of the hot paths (recording, engines' per-op cost).
 bench:

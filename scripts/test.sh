@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need, checks formatting,
-# vet and staticcheck, starts one sandbox Ceph cluster for the tests that
-# need a cluster, then runs every test with the race detector. The sandbox
-# is stopped and removed at the end, also when a step fails or the script
-# is interrupted.
+# vet and staticcheck, fuzzes every parser briefly, starts one sandbox
+# Ceph cluster for the tests that need a cluster, then runs every test
+# with the race detector. The sandbox is stopped and removed at the end,
+# also when a step fails or the script is interrupted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +40,10 @@ go vet -tags "$tags" ./...
 echo "== staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags "$tags" ./...
+echo "== fuzz"
+# Each fuzz target for 2 s (the seeds and regression inputs run in go test
+# too); make fuzz runs them longer.
+FUZZTIME=2s scripts/fuzz.sh
 echo "== sandbox cluster"
 sandbox=$(mktemp -d "${TMPDIR:-/tmp}/cephbench-sandbox.XXXXXX")
 # bluestore on sparse files, as on real OSDs; 3 OSDs and pools of size 2, so
