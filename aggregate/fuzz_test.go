@@ -5,11 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cephbench/cephbench/internal/fuzztest"
-	"github.com/cephbench/cephbench/metrics"
-	"github.com/cephbench/cephbench/result/netresult"
 )
 
 // FuzzParseConditions: --fail-if flags (one a line) are conditions or a
@@ -37,18 +34,9 @@ func FuzzParseConditions(f *testing.F) {
 // with itself and writes as compare's JSON. Seeds: a network result and
 // (testdata/fuzz/FuzzLoad) results with their tick logs.
 func FuzzLoad(f *testing.F) {
-	h := metrics.NewHistogram()
-	h.RecordValue(50_000)
-	enc, _ := h.EncodeV2()
-	n := netresult.Result{
-		Schema: netresult.Schema, Name: "net-forward", Server: "10.0.0.1:5201",
-		Start: time.Unix(100, 0), End: time.Unix(102, 0),
-		Up:     &netresult.Throughput{Streams: 2, Receiver: netresult.Count{Bytes: 2e9, BitsPerSec: 8e9}, PerSecond: metrics.Stats{Mean: 8e9, Samples: 2}},
-		Series: []netresult.Interval{{Start: 0, End: 1, Up: &netresult.IntervalSum{Bytes: 9e8}}},
-		RTT:    &netresult.RTT{Latency: metrics.LatencyOf(h), Histogram: string(enc)},
-	}
-	net, _ := json.Marshal(n)
-	f.Add(net, []byte(nil))
+	f.Add([]byte(`{"schema":"cephbench.net/v1","name":"net-forward","server":"10.0.0.1:5201","params":{"streams":2,"duration":"2s"},`+
+		`"start":"1970-01-01T00:01:40Z","end":"1970-01-01T00:01:42Z","up":{"streams":2,"receiver":{"bytes":2000000000,"bits_per_sec":8000000000},`+
+		`"bits_per_sec_per_second":{"mean":8000000000,"min":7200000000,"max":8800000000,"samples":2}},"series":[{"start":0,"end":1,"up":{"bytes":900000000}}]}`), []byte(nil))
 	f.Fuzz(func(t *testing.T, js, ticks []byte) {
 		dir := fuzztest.Dir(t, map[string][]byte{"r.json": js, "r.hlog": ticks})
 		set, err := Load(filepath.Join(dir, "r.json"))

@@ -20,11 +20,7 @@ func FuzzParseTarget(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, loc string) {
 		tg, err := ParseTarget(loc)
-		fuzztest.OneLine(t, loc, err)
-		if err != nil {
-			if !engine.IsUsage(err) {
-				t.Fatalf("ParseTarget(%q): %v is not a usage error", loc, err)
-			}
+		if fuzztest.Refused(t, loc, err, engine.IsUsage) {
 			return
 		}
 		if tg.Conn.Pool == "" || tg.Image == "" || strings.Contains(tg.Image, "/") || tg.Regions > 0 && (tg.Region < 0 || tg.Region >= tg.Regions) {

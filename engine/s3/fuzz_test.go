@@ -17,11 +17,7 @@ func FuzzParseTarget(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, loc string) {
 		tg, err := ParseTarget(loc)
-		fuzztest.OneLine(t, loc, err)
-		if err != nil {
-			if !engine.IsUsage(err) {
-				t.Fatalf("ParseTarget(%q): %v is not a usage error", loc, err)
-			}
+		if fuzztest.Refused(t, loc, err, engine.IsUsage) {
 			return
 		}
 		back, err := ParseTarget(tg.Location())

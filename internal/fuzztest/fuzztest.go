@@ -24,6 +24,19 @@ func OneLine(t *testing.T, input any, err error) {
 	}
 }
 
+// Refused reports whether err refuses input, failing t unless it is nil
+// or a one-line error that isUsage (engine.IsUsage, which fuzztest cannot
+// import: the engine's own imports are fuzzed) takes for bad input found
+// before any I/O, which cephbench exits 2 for.
+func Refused(t *testing.T, input any, err error, isUsage func(error) bool) bool {
+	t.Helper()
+	OneLine(t, input, err)
+	if err != nil && !isUsage(err) {
+		t.Fatalf("input %q: %v is not a usage error", input, err)
+	}
+	return err != nil
+}
+
 // WriteFile writes b to a file named name in a new temporary directory of
 // t and returns its path.
 func WriteFile(t *testing.T, name string, b []byte) string {
