@@ -246,6 +246,11 @@ func (p *parser) commandLine(args []string) (opts, []string, error) {
 			job = nil
 		}
 	}
+	for _, a := range args {
+		if strings.ContainsFunc(a, isControl) {
+			return defaults, nil, fmt.Errorf("fio argument %q holds a control character", a)
+		}
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {

@@ -51,3 +51,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A job file written with CRLF line ends parses; a control character
+// inside a line (a stray carriage return), in a variable or in an
+// argument is refused in one line that shows it quoted.
+func TestControlCharactersAreRefusedAndCRLFIsNot(t *testing.T) {
+	fsys := files{"crlf.fio": "[j]\r\nioengine=null\r\nrw=read\r\nsize=1m\r\n", "cr.fio": "[j]\nioengine=null\nsize=1m\nrw=re\rad\n", "env.fio": "[j]\nioengine=null\nsize=${SIZE}\n"}
+	if plan := mustParse(t, []string{"crlf.fio"}, fsys, nil); plan.Jobs[0].Workload.FileSize != 1<<20 {
+		t.Errorf("CRLF job file: %+v", plan.Jobs[0].Workload)
+	}
+	for _, c := range []struct {
+		args []string
+		vars map[string]string
+		says string
+	}{
+		{[]string{"cr.fio"}, nil, `cr.fio:4: "rw=re\rad" holds a control character`},
+		{[]string{"env.fio"}, map[string]string{"SIZE": "1m\n2m"}, `environment variable SIZE (used as ${SIZE}) holds a control character: "1m\n2m"`},
+		{[]string{"--name=x", "--size=1m\n"}, nil, `fio argument "--size=1m\n" holds a control character`},
+	} {
+		msg := parseErr(t, c.args, fsys, c.vars)
+		if !strings.Contains(msg, c.says) || strings.ContainsAny(msg, "\r\n") {
+			t.Errorf("%q: %q; want one line saying %q", c.args, msg, c.says)
+		}
+	}
+}

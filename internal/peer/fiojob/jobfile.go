@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // line is one option line of a job file, includes expanded.
@@ -37,6 +38,9 @@ func (p *parser) jobFile(path string, global opts, stonewall bool) error {
 	for n, raw := range splitLines(data) {
 		where := fmt.Sprintf("%s:%d", path, n+1)
 		text := cleanLine(raw)
+		if strings.ContainsFunc(text, isControl) {
+			return notText(where, text)
+		}
 		switch {
 		case text == "":
 		case text[0] == '[':
@@ -92,6 +96,14 @@ func cleanLine(s string) string {
 	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
 }
 
+// isControl is a character no option of a job file holds: errors show
+// the line as it is, which a carriage return or a line feed would break.
+func isControl(r rune) bool { return r != '\t' && unicode.IsControl(r) }
+
+func notText(where, text string) error {
+	return fmt.Errorf("%s: %q holds a control character", where, text)
+}
+
 func sectionName(text string) (string, bool) {
 	if len(text) < 3 || text[len(text)-1] != ']' {
 		return "", false
@@ -133,6 +145,9 @@ func (p *parser) include(text, where string, stack []string, lines *[]line) erro
 	for n, raw := range splitLines(data) {
 		at := fmt.Sprintf("%s:%d", path, n+1)
 		text := cleanLine(raw)
+		if strings.ContainsFunc(text, isControl) {
+			return notText(at, text)
+		}
 		switch {
 		case text == "":
 		case text[0] == '[':
@@ -232,6 +247,9 @@ func expandEnv(s string, getenv func(string) string) (string, error) {
 		v := getenv(name)
 		if v == "" {
 			return "", fmt.Errorf("environment variable %s is not set (used as ${%s})", name, name)
+		}
+		if strings.ContainsFunc(v, isControl) {
+			return "", fmt.Errorf("environment variable %s (used as ${%s}) holds a control character: %q", name, name, v)
 		}
 		b.WriteString(s[:i])
 		b.WriteString(v)
