@@ -154,8 +154,8 @@ func (env Env) parseJob(args []string, results string) (frontend.Job, error) {
 	var j frontend.Job
 	root := newRoot(Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: env.Getenv, Dir: env.Dir, parsed: &j})
 	cmd, rest, err := root.Find(args)
-	if err != nil { // cobra's "Did you mean this?" takes lines of its own
-		return j, fmt.Errorf("%s", oneLine(err.Error()))
+	if err != nil {
+		return j, err
 	}
 	path := strings.TrimPrefix(cmd.CommandPath(), "cephbench ")
 	if cmd == root || !cmd.Runnable() {
@@ -182,7 +182,11 @@ func (env Env) parseJob(args []string, results string) (frontend.Job, error) {
 
 // ParseJob is the job a command line asks for, parsed as a plan's step is, without running anything.
 func ParseJob(env Env, args []string, results string) (frontend.Job, error) {
-	return env.parseJob(args, results)
+	j, err := env.parseJob(args, results)
+	if err != nil { // on one line, as Main prints it: cobra's suggestions and flags as typed take more
+		err = fmt.Errorf("%s", oneLine(err.Error()))
+	}
+	return j, err
 }
 
 // runCommand runs a command line of a plan's cleanup, its text to w.
