@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -234,6 +235,9 @@ func (r *Result) rebuild(intervals []Interval) error {
 	}
 	r.ElapsedSeconds = elapsed
 	r.End = r.Start.Add(time.Duration(elapsed * float64(time.Second)))
-	r.Notes = append(r.Notes, fmt.Sprintf("the run was killed before it saved its result: these figures are rebuilt from the %d seconds its tick log holds", len(intervals)))
+	// Once: a rebuilt result saved again is rebuilt again when loaded.
+	if note := fmt.Sprintf("the run was killed before it saved its result: these figures are rebuilt from the %d seconds its tick log holds", len(intervals)); !slices.Contains(r.Notes, note) {
+		r.Notes = append(r.Notes, note)
+	}
 	return nil
 }
