@@ -11,10 +11,17 @@ cd "$(dirname "$0")/.."
 tags=ceph,pacific
 
 sandbox=""
+up_pid=""
 cleanup() {
   status=$?
   trap - EXIT INT TERM
+  if [ -n "$up_pid" ] && kill -0 "$up_pid" 2>/dev/null; then
+    # As Ctrl-C would: it stops the daemons it started and removes them.
+    kill -INT "$up_pid" 2>/dev/null || true
+    wait "$up_pid" 2>/dev/null || true
+  fi
   if [ -n "$sandbox" ]; then
+    rm -f "$sandbox.env" "$sandbox.bin"
     if [ -e "$sandbox/sandbox.json" ]; then
       go run ./cmd/cephbench sandbox down --purge --dir "$sandbox" >&2 || status=1
     fi
@@ -40,16 +47,22 @@ go vet -tags "$tags" ./...
 echo "== staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags "$tags" ./...
+echo "== sandbox cluster, started while fuzzing"
+sandbox=$(mktemp -d "${TMPDIR:-/tmp}/cephbench-sandbox.XXXXXX")
+# bluestore on sparse files, as on real OSDs; 3 OSDs and pools of size 2, so
+# that every PG stays active while a disruptive test stops an OSD.
+# Built, not go run, so that an interrupt reaches it (it then stops and
+# removes what it started).
+go build -o "$sandbox.bin" ./cmd/cephbench
+"$sandbox.bin" sandbox up --dir "$sandbox" --osds 3 --store bluestore --osd-size 4G --mds --rgw --timeout 3m >"$sandbox.env" &
+up_pid=$!
 echo "== fuzz"
 # Each fuzz target for 2 s (the seeds and regression inputs run in go test
 # too); make fuzz runs them longer.
 FUZZTIME=2s scripts/fuzz.sh
-echo "== sandbox cluster"
-sandbox=$(mktemp -d "${TMPDIR:-/tmp}/cephbench-sandbox.XXXXXX")
-# bluestore on sparse files, as on real OSDs; 3 OSDs and pools of size 2, so
-# that every PG stays active while a disruptive test stops an OSD.
-exports=$(go run ./cmd/cephbench sandbox up --dir "$sandbox" --osds 3 --store bluestore --osd-size 4G --mds --rgw --timeout 3m)
-eval "$exports" # CEPHBENCH_SANDBOX, CEPH_CONF, CEPH_KEYRING, AWS_*
+wait "$up_pid"
+up_pid=""
+eval "$(cat "$sandbox.env")" # CEPHBENCH_SANDBOX, CEPH_CONF, CEPH_KEYRING, AWS_*
 echo "== go test"
 # The HTML report is tested in Chromium, which install-deps.sh installs:
 # here a missing browser fails the test instead of skipping it.
