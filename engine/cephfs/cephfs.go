@@ -101,6 +101,7 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Conn.Options = clientOptions()
 	conn, err := cbrados.Connect(t.Conn, w.OpTimeout.D())
 	if err != nil {
 		return nil, err
@@ -377,6 +378,9 @@ func cleanKept(target spec.Target) error {
 		return err
 	}
 	defer m.Unmount()
+	// First: a killed run's session holds its files' capabilities, and
+	// looking at them would wait for the MDS to give up on it.
+	evictDeadClients(m)
 	errs := cleanDir(m, t.Dir)
 	for dir := t.Dir; dir != "/" && marked(m, dir); dir = path.Dir(dir) {
 		if err := m.RemoveDir(dir); err != nil {

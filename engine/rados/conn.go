@@ -30,6 +30,9 @@ type Target struct {
 	// write (object size, write size, sequential, append-only,
 	// immutable), which BlueStore uses to lay objects out.
 	NoHints bool
+	// Options are further Ceph options, set before connecting: some take
+	// effect only then.
+	Options map[string]string
 }
 
 // ParseTarget parses "POOL?conf=...&id=...&name=...&keyring=...&cluster=...&run-name=...&hints=false".
@@ -140,6 +143,9 @@ func Connect(t Target, opTimeout time.Duration) (*rados.Conn, error) {
 	opts["rados_osd_op_timeout"] = strconv.FormatFloat(opTimeout.Seconds(), 'f', -1, 64)
 	if t.Keyring != "" {
 		opts["keyring"] = t.Keyring
+	}
+	for k, v := range t.Options {
+		opts[k] = v
 	}
 	for k, v := range opts {
 		if err := conn.SetConfigOption(k, v); err != nil {
