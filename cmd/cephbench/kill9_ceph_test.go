@@ -5,11 +5,16 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
+	"path"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ceph/go-ceph/cephfs"
 	"github.com/ceph/go-ceph/rados"
 	"github.com/ceph/go-ceph/rbd"
 	"github.com/minio/minio-go/v7"
@@ -76,6 +81,7 @@ func putObjects(t *testing.T, ioctx *rados.IOContext, objects map[string]string)
 // objects: cephbench cleanup leaves only the pool's other objects,
 // unchanged, among them objects named like another run's.
 func TestKill9RadosThenCleanup(t *testing.T) {
+	t.Parallel()
 	pool, ioctx := killPool(t)
 	putObjects(t, ioctx, map[string]string{
 		"benchmark_data_other":                  "named like ours",
@@ -94,8 +100,8 @@ func TestKill9RadosThenCleanup(t *testing.T) {
 		Phases: []killtest.Phase{
 			{Name: "layout (load-gen)", Args: []string{"rados", "-p", pool, "load-gen", "--num-objects", "1000",
 				"--min-object-size", "16K", "--max-object-size", "16K", "--min-op-len", "4K", "--max-op-len", "4K",
-				"--max-ops", "16", "--run-length", "30"}, In: killtest.Layout, Delay: 300 * time.Millisecond},
-			{Name: "mid-run", Args: write("30s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
+				"--max-ops", "16", "--run-length", "10"}, In: killtest.Layout, Delay: 300 * time.Millisecond},
+			{Name: "mid-run", Args: write("10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
 			{Name: "cleanup", Args: write("2s"), In: killtest.Removing, Delay: 50 * time.Millisecond},
 		},
 	})
@@ -107,6 +113,7 @@ func TestKill9RadosThenCleanup(t *testing.T) {
 // like a host's share of the target (IMAGE-HOST) that cephbench did not
 // make.
 func TestKill9RBDThenCleanup(t *testing.T) {
+	t.Parallel()
 	pool, ioctx := killPool(t)
 	if err := rbd.PoolInit(ioctx, false); err != nil {
 		t.Fatal(err)
@@ -134,17 +141,18 @@ func TestKill9RBDThenCleanup(t *testing.T) {
 	killtest.Run(t, killtest.Config{
 		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
 		Phases: []killtest.Phase{
-			{Name: "layout", Args: run("randread", "4k", "30s"), In: killtest.Layout, Delay: 300 * time.Millisecond},
-			{Name: "mid-run", Args: run("randwrite", "64k", "30s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
+			{Name: "layout", Args: run("randread", "4k", "10s"), In: killtest.Layout, Delay: 300 * time.Millisecond},
+			{Name: "mid-run", Args: run("randwrite", "64k", "10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
 			{Name: "cleanup", Args: run("randwrite", "64k", "1s"), In: killtest.After(1), Delay: 50 * time.Millisecond},
 		},
 	})
 }
 
-// A pool's images, each with the digest of its first megabyte, and its
-// objects cephbench names ("cephbench_..." records).
+// A pool's images, each with the digest of its first megabyte, its
+// objects cephbench names ("cephbench_..." records), and the objects
+// images are made of, so that a removal that leaves some shows.
 func listImages(t *testing.T, ioctx *rados.IOContext, digest bool) killtest.Items {
-	items := listObjects(t, ioctx, digest, "cephbench_")
+	items := listObjects(t, ioctx, digest, "cephbench_", "rbd_data.", "rbd_header.", "rbd_id.", "rbd_object_map.")
 	names, err := rbd.GetImageNames(ioctx)
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +182,7 @@ func listImages(t *testing.T, ioctx *rados.IOContext, digest bool) killtest.Item
 // only the other objects and the other bucket, unchanged, and removes the
 // bucket it made.
 func TestKill9S3ThenCleanup(t *testing.T) {
+	t.Parallel()
 	c := cephtest.RGW(t)
 	ctx := context.Background()
 	bucket, other, made := cephtest.Bucket(t, c, "cbkill"), cephtest.Bucket(t, c, "cbkill-other"), cephtest.Bucket(t, c, "cbkill-made")
@@ -202,8 +211,8 @@ func TestKill9S3ThenCleanup(t *testing.T) {
 	killtest.Run(t, killtest.Config{
 		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
 		Phases: []killtest.Phase{
-			{Name: "layout", Args: write(target, "--ramp", "3s", "--duration", "30s"), In: killtest.Ramp(3 * time.Second), Delay: time.Second},
-			{Name: "mid-run", Args: write(target, "--duration", "30s"), In: killtest.Measuring, Delay: time.Second},
+			{Name: "layout", Args: write(target, "--ramp", "3s", "--duration", "10s"), In: killtest.Ramp(3 * time.Second), Delay: time.Second},
+			{Name: "mid-run", Args: write(target, "--duration", "10s"), In: killtest.Measuring, Delay: time.Second},
 			{Name: "cleanup", Args: write(target, "--duration", "2s"), In: killtest.Removing, Delay: 50 * time.Millisecond},
 		},
 	})
@@ -211,7 +220,7 @@ func TestKill9S3ThenCleanup(t *testing.T) {
 	killtest.Run(t, killtest.Config{
 		Bin: bin, Target: "s3://" + made, Foreign: list(t, true), Kills: 2, Attempts: 4, List: list,
 		Phases: []killtest.Phase{
-			{Name: "mid-run, in a bucket it made", Args: write("s3://"+made, "--duration", "30s"), In: killtest.Measuring, Delay: 1000 * time.Millisecond},
+			{Name: "mid-run, in a bucket it made", Args: write("s3://"+made, "--duration", "10s"), In: killtest.Measuring, Delay: 1000 * time.Millisecond},
 		},
 	})
 }
@@ -248,4 +257,109 @@ func listBuckets(t *testing.T, c *minio.Client, digest bool, names ...string) ki
 		}
 	}
 	return items
+}
+
+// kill -9 of a run on a CephFS directory that holds a user's files, while
+// it lays out its files, while it measures and while it removes them:
+// cephbench cleanup, which first evicts the killed run's MDS session (it
+// holds the files' capabilities, which anyone else would wait a minute
+// for), leaves only the user's files, unchanged, among them ones named
+// like cephbench's.
+func TestKill9CephFSThenCleanup(t *testing.T) {
+	t.Parallel()
+	m := cephtest.MountCephFS(t)
+	dir := fmt.Sprintf("/cbkill-%d", rand.Uint32())
+	for name, data := range map[string]string{
+		"cephbench.99.dat":    "a user's file, named like a worker's",
+		"notes.txt":           "a user's file",
+		"sub/cephbench.0.dat": "in a directory below",
+	} {
+		p := path.Join(dir, name)
+		if err := errors.Join(m.MakeDirs(path.Dir(p), 0o755), writeCephFS(m, p, data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { removeCephFSTree(m, dir) })
+	_, bin := buildWithCeph(t)
+	list := func(t *testing.T, digest bool) killtest.Items { return listCephFS(t, m, dir, digest) }
+	bench := func(rw, size, workers, duration string) []string {
+		return []string{"bench", "--target", "cephfs://" + dir, "--rw", rw, "--bs", "64k", "--size", size, "--workers", workers,
+			"--duration", duration, "--quiet"}
+	}
+	// Removing a file takes a millisecond: the removal phase's run has
+	// many, and its kills a short delay.
+	killtest.Run(t, killtest.Config{
+		Bin: bin, Target: "cephfs://" + dir, Foreign: list(t, true), Kills: 5, Attempts: 12, List: list,
+		Phases: []killtest.Phase{
+			{Name: "layout", Args: bench("randread", "32M", "2", "10s"), In: killtest.Layout, Delay: 200 * time.Millisecond},
+			{Name: "mid-run", Args: bench("randwrite", "4M", "2", "10s"), In: killtest.Measuring, Delay: time.Second},
+			{Name: "cleanup", Args: bench("randwrite", "256k", "32", "1s"), In: killtest.Removing, Delay: 5 * time.Millisecond},
+		},
+	})
+}
+
+func writeCephFS(m *cephfs.MountInfo, p, data string) error {
+	f, err := m.Open(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte(data))
+	return errors.Join(err, f.Close())
+}
+
+// A CephFS directory's files, by path under it (directories end in "/"),
+// each with the digest of its first megabyte and its cephbench mark.
+func listCephFS(t *testing.T, m *cephfs.MountInfo, root string, digest bool) killtest.Items {
+	items := killtest.Items{}
+	var walk func(rel string)
+	walk = func(rel string) {
+		d, err := m.OpenDir(path.Join(root, rel))
+		if err != nil {
+			return // gone while a run removes it
+		}
+		defer d.Close()
+		for {
+			e, err := d.ReadDir()
+			if err != nil || e == nil {
+				return
+			}
+			name := path.Join(rel, e.Name())
+			switch {
+			case e.Name() == "." || e.Name() == "..":
+			case e.DType() == cephfs.DTypeDir:
+				items[name+"/"] = ""
+				walk(name)
+			case digest:
+				items[name] = digestCephFS(t, m, path.Join(root, name))
+			default:
+				items[name] = ""
+			}
+		}
+	}
+	walk("")
+	return items
+}
+
+func digestCephFS(t *testing.T, m *cephfs.MountInfo, p string) string {
+	f, err := m.Open(p, os.O_RDONLY, 0)
+	if err != nil {
+		t.Errorf("reading %s: %v", p, err)
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n, _ := f.ReadAt(buf, 0)
+	mark, _ := m.GetXattr(p, "user.cephbench")
+	return killtest.Digest(append(buf[:max(n, 0)], mark...))
+}
+
+// removeCephFSTree removes what the test made under dir.
+func removeCephFSTree(m *cephfs.MountInfo, dir string) {
+	for name := range listCephFS(nil, m, dir, false) {
+		if !strings.HasSuffix(name, "/") {
+			_ = m.Unlink(path.Join(dir, name))
+		}
+	}
+	_ = m.RemoveDir(path.Join(dir, "sub"))
+	_ = m.RemoveDir(dir)
 }

@@ -71,6 +71,7 @@ func plant(t *testing.T, root string, files map[string]string, marked ...string)
 // them files named like cephbench's but without its mark, and a marked one
 // named like no file cephbench makes.
 func TestKill9FileThenCleanup(t *testing.T) {
+	t.Parallel()
 	_, bin := build(t)
 	dir := filepath.Join(t.TempDir(), "target")
 	foreign := plant(t, dir, map[string]string{
@@ -89,10 +90,10 @@ func TestKill9FileThenCleanup(t *testing.T) {
 		Bin: bin, Target: dir, Foreign: foreign, Kills: 5, Attempts: 20,
 		List: func(t *testing.T, digest bool) killtest.Items { return listDir(t, dir, digest) },
 		Phases: []killtest.Phase{
-			{Name: "layout", Args: bench("randread", "64M", "30s"), In: killtest.Layout, Delay: 100 * time.Millisecond},
-			{Name: "mid-run", Args: bench("randwrite", "4M", "30s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
+			{Name: "layout", Args: bench("randread", "64M", "10s"), In: killtest.Layout, Delay: 100 * time.Millisecond},
+			{Name: "mid-run", Args: bench("randwrite", "4M", "10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
 			{Name: "mid-run (fio)", Args: []string{"fio", "--name=kjob", "--directory=" + dir, "--rw=randwrite", "--bs=4k", "--size=4M",
-				"--numjobs=2", "--runtime=30", "--time_based"}, In: killtest.Measuring, Delay: 1500 * time.Millisecond},
+				"--numjobs=2", "--runtime=10", "--time_based"}, In: killtest.Measuring, Delay: 1500 * time.Millisecond},
 			{Name: "cleanup", Args: bench("randwrite", "16M", "1s"), In: killtest.After(1), Delay: 5 * time.Millisecond},
 		},
 	})
@@ -103,6 +104,7 @@ func TestKill9FileThenCleanup(t *testing.T) {
 // cephbench cleanup leaves only the user's files, unchanged, among them
 // objects of another rados bench run.
 func TestKill9DirobjThenCleanup(t *testing.T) {
+	t.Parallel()
 	_, bin := build(t)
 	dir := filepath.Join(t.TempDir(), "objs")
 	foreign := plant(t, dir, map[string]string{
@@ -120,8 +122,8 @@ func TestKill9DirobjThenCleanup(t *testing.T) {
 		Bin: bin, Target: target, Foreign: foreign, Kills: 5, Attempts: 10,
 		List: func(t *testing.T, digest bool) killtest.Items { return listDir(t, dir, digest) },
 		Phases: []killtest.Phase{
-			{Name: "layout", Args: write("--ramp", "4s", "--duration", "30s"), In: killtest.Ramp(4 * time.Second), Delay: 1500 * time.Millisecond},
-			{Name: "mid-run", Args: write("--duration", "30s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
+			{Name: "layout", Args: write("--ramp", "4s", "--duration", "10s"), In: killtest.Ramp(4 * time.Second), Delay: 1500 * time.Millisecond},
+			{Name: "mid-run", Args: write("--duration", "10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
 			{Name: "cleanup", Args: write("--duration", "3s"), In: killtest.Removing, Delay: 20 * time.Millisecond},
 		},
 	})

@@ -199,9 +199,11 @@ func killOne(t *testing.T, cfg Config, ph Phase, try int, delay time.Duration) b
 		ph.Name, try, detected.Round(time.Millisecond), delay.Round(time.Millisecond), p.Ours, len(left)-len(cfg.Foreign), landed)
 
 	clean := exec.Command(cfg.Bin, "cleanup", cfg.Target)
+	began := time.Now()
 	if b, err := clean.CombinedOutput(); err != nil {
 		t.Fatalf("%s, run %d: cephbench cleanup %s: %v\n%s", ph.Name, try, cfg.Target, err, b)
 	}
+	t.Logf("%s, run %d: cephbench cleanup took %v", ph.Name, try, time.Since(began).Round(time.Millisecond))
 	check(t, cfg, fmt.Sprintf("%s, run %d, after cleanup", ph.Name, try), cfg.List(t, true))
 	return landed
 }
