@@ -302,12 +302,14 @@ func (s *Session) inspect(w *spec.Workload) (ours bool, mark string, err error) 
 // create creates the image, marked as cephbench's. A record object,
 // put before the image is created and removed once it is marked, covers
 // the moment between the two: a cleanup after a run killed then takes
-// the unmarked image for cephbench's.
+// the unmarked image for cephbench's. The record holds the time and
+// clientKey's value, "STAMP HOST PID CLIENT_ID": marking the image opens
+// it, and so watches it, before the image can name its client.
 func (s *Session) create(size uint64) error {
 	name := s.target.Conn.Pool + "/" + s.target.Image
 	record := creatingRecord(s.target.Image)
 	stamp := strconv.FormatInt(time.Now().Unix(), 10)
-	if err := s.ioctx.WriteFull(record, []byte(stamp)); err != nil {
+	if err := s.ioctx.WriteFull(record, []byte(stamp+" "+s.client())); err != nil {
 		return fmt.Errorf("recording the creation of image %s: %w", name, err)
 	}
 	if err := rbd.CreateImage(s.ioctx, s.target.Image, size, rbd.NewRbdImageOptions()); err != nil {
@@ -487,8 +489,9 @@ func creatingRecord(image string) string { return "cephbench_creating_image." + 
 // way, its header gone: nothing can read it, and removing it again
 // finishes the removal.
 func cleanImage(conn *rados.Conn, ioctx *rados.IOContext, name string, listed bool) error {
-	buf := make([]byte, 32)
+	buf := make([]byte, 512)
 	n, err := ioctx.Read(creatingRecord(name), buf, 0)
+	stamp, client, _ := strings.Cut(string(buf[:max(n, 0)]), " ")
 	recorded := err == nil
 	if err != nil && !errors.Is(err, rados.ErrNotFound) {
 		return fmt.Errorf("reading %s: %w", creatingRecord(name), err)
@@ -496,7 +499,7 @@ func cleanImage(conn *rados.Conn, ioctx *rados.IOContext, name string, listed bo
 	img, err := rbd.OpenImageReadOnly(ioctx, name, rbd.NoSnapshot)
 	if errors.Is(err, rbd.ErrNotFound) {
 		if listed {
-			if err := removeImage(conn, ioctx, name); err != nil {
+			if err := removeImage(conn, ioctx, name, client); err != nil {
 				return err
 			}
 		}
@@ -508,13 +511,13 @@ func cleanImage(conn *rados.Conn, ioctx *rados.IOContext, name string, listed bo
 	_, err = img.GetMetadata(createdKey)
 	ours := err == nil
 	if !ours && recorded {
-		ours = createdAfter(img, string(buf[:n]))
+		ours = createdAfter(img, stamp)
 	}
 	img.Close()
 	if !ours {
 		return dropCreatingRecord(ioctx, name, recorded)
 	}
-	if err := removeImage(conn, ioctx, name); err != nil {
+	if err := removeImage(conn, ioctx, name, client); err != nil {
 		return err
 	}
 	return dropCreatingRecord(ioctx, name, recorded)

@@ -44,12 +44,14 @@ func (s *Session) client() string {
 // up to watchTimeout while it is in use: a live run's watch keeps the
 // image, and the error says it is in use. A watch that outlives its
 // blocklisted client by staleGrace is removed with the image's header.
-func removeImage(conn *rados.Conn, ioctx *rados.IOContext, name string) error {
+// recorded is the client the image's creation record names ("" if none),
+// for an image killed before it named its own.
+func removeImage(conn *rados.Conn, ioctx *rados.IOContext, name, recorded string) error {
 	deadline := time.Now().Add(watchTimeout)
 	blocklisted := map[string]bool{}
 	var staleSince time.Time
 	for {
-		stale, err := releaseStaleWatch(conn, ioctx, name, blocklisted)
+		stale, err := releaseStaleWatch(conn, ioctx, name, recorded, blocklisted)
 		switch {
 		case err != nil:
 			return err
@@ -122,12 +124,12 @@ func dropObjects(ioctx *rados.IOContext, name string) error {
 	return nil
 }
 
-// releaseStaleWatch blocklists the client that clientKey names, if it
-// watches the image and its process, on this host, is gone, once per
-// address in blocklisted. It reports whether that client, blocklisted,
-// is all that watches the image. A client without the right to blocklist
-// leaves the watch to time out.
-func releaseStaleWatch(conn *rados.Conn, ioctx *rados.IOContext, name string, blocklisted map[string]bool) (bool, error) {
+// releaseStaleWatch blocklists the client that clientKey names (or else
+// recorded), if it watches the image and its process, on this host, is
+// gone, once per address in blocklisted. It reports whether that client,
+// blocklisted, is all that watches the image. A client without the right
+// to blocklist leaves the watch to time out.
+func releaseStaleWatch(conn *rados.Conn, ioctx *rados.IOContext, name, recorded string, blocklisted map[string]bool) (bool, error) {
 	img, err := rbd.OpenImageReadOnly(ioctx, name, rbd.NoSnapshot)
 	if err != nil {
 		return false, nil // gone meanwhile: the next remove says
@@ -135,7 +137,7 @@ func releaseStaleWatch(conn *rados.Conn, ioctx *rados.IOContext, name string, bl
 	defer img.Close()
 	v, err := img.GetMetadata(clientKey)
 	if err != nil {
-		return false, nil
+		v = recorded
 	}
 	host, _ := os.Hostname()
 	f := strings.Fields(v)
