@@ -84,8 +84,9 @@ func TestKill9FileThenCleanup(t *testing.T) {
 	bench := func(rw, size, duration string) []string {
 		return []string{"bench", "--target", dir, "--rw", rw, "--bs", "4k", "--size", size, "--workers", "4", "--duration", duration, "--quiet"}
 	}
-	// Removing four files takes milliseconds: a kill may land after it,
-	// hence more runs, and a short delay.
+	// Removing four files takes less than a look at them: the run is
+	// stopped while the harness looks, and let go on half a millisecond
+	// at a time, and killed where it is seen.
 	killtest.Run(t, killtest.Config{
 		Bin: bin, Target: dir, Foreign: foreign, Kills: 5, Attempts: 20,
 		List: func(t *testing.T, digest bool) killtest.Items { return listDir(t, dir, digest) },
@@ -94,7 +95,7 @@ func TestKill9FileThenCleanup(t *testing.T) {
 			{Name: "mid-run", Args: bench("randwrite", "4M", "10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
 			{Name: "mid-run (fio)", Args: []string{"fio", "--name=kjob", "--directory=" + dir, "--rw=randwrite", "--bs=4k", "--size=4M",
 				"--numjobs=2", "--runtime=10", "--time_based"}, In: killtest.Measuring, Delay: 1500 * time.Millisecond},
-			{Name: "cleanup", Args: bench("randwrite", "16M", "1s"), In: killtest.After(1), Delay: 5 * time.Millisecond},
+			{Name: "cleanup", Args: bench("randwrite", "16M", "1s"), In: killtest.After(1), Step: 500 * time.Microsecond},
 		},
 	})
 }
@@ -124,7 +125,7 @@ func TestKill9DirobjThenCleanup(t *testing.T) {
 		Phases: []killtest.Phase{
 			{Name: "layout", Args: write("--ramp", "4s", "--duration", "10s"), In: killtest.Ramp(4 * time.Second), Delay: 1500 * time.Millisecond},
 			{Name: "mid-run", Args: write("--duration", "10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
-			{Name: "cleanup", Args: write("--duration", "3s"), In: killtest.Removing, Delay: 20 * time.Millisecond},
+			{Name: "cleanup", Args: write("--duration", "3s"), In: killtest.Removing, Delay: 5 * time.Millisecond, Step: time.Millisecond},
 		},
 	})
 }

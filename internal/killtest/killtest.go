@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,6 +62,12 @@ type Phase struct {
 	In func(Progress) bool
 	// Delay bounds the random wait after the phase is detected.
 	Delay time.Duration
+	// Step, if set, is how long the run may go on between two looks at
+	// it, during which it is stopped (SIGSTOP): a phase shorter than a
+	// look (removing a few files) is then seen, and a kill after no
+	// delay lands in it, as the run cannot leave it while it is looked
+	// at.
+	Step time.Duration
 }
 
 // Config is one engine's kill test.
@@ -164,14 +171,27 @@ func killOne(t *testing.T, cfg Config, ph Phase, try int, delay time.Duration) b
 			p.Since = time.Since(first)
 		}
 	}
+	stepped := ph.Step > 0
+	freeze := func() {
+		if stepped {
+			stop(cmd.Process.Pid)
+		}
+	}
+	thaw := func() {
+		if stepped {
+			_ = cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
 	start := time.Now()
 	// Generous: a loaded machine may take long to start a run, and a run
 	// that never reaches its phase fails below, not by a time limit.
 	for deadline := start.Add(45 * time.Second); ; {
+		freeze()
 		look()
 		if ph.In(p) {
 			break
 		}
+		thaw()
 		select {
 		case <-exited:
 			t.Logf("%s, run %d: ended before its phase showed (%d of ours at most)\n%s", ph.Name, try, p.Peak, p.Output)
@@ -181,10 +201,18 @@ func killOne(t *testing.T, cfg Config, ph Phase, try int, delay time.Duration) b
 		if time.Now().After(deadline) {
 			t.Fatalf("%s, run %d: phase not reached in 45s\n%s", ph.Name, try, p.Output)
 		}
-		time.Sleep(10 * time.Millisecond)
+		if stepped {
+			time.Sleep(ph.Step)
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	detected := time.Since(start)
-	time.Sleep(delay)
+	if delay > 0 {
+		thaw()
+		time.Sleep(delay)
+		freeze()
+	}
 	look()
 	landed := ph.In(p)
 	select {
@@ -206,6 +234,23 @@ func killOne(t *testing.T, cfg Config, ph Phase, try int, delay time.Duration) b
 	t.Logf("%s, run %d: cephbench cleanup took %v", ph.Name, try, time.Since(began).Round(time.Millisecond))
 	check(t, cfg, fmt.Sprintf("%s, run %d, after cleanup", ph.Name, try), cfg.List(t, true))
 	return landed
+}
+
+// stop stops process pid (SIGSTOP) and waits until it is stopped, for at
+// most a second.
+func stop(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGSTOP)
+	for range 1000 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return // gone
+		}
+		// pid (comm) STATE ...: comm may hold spaces, not ")".
+		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && (f[0] == "T" || f[0] == "Z") {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // check fails t unless items are exactly the foreign ones, unchanged.
