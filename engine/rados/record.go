@@ -34,7 +34,12 @@ func putRecord(ioctx *rados.IOContext, r writeahead.Record) (bool, error) {
 
 // dropRecord removes a record object; one already gone is not an error.
 func dropRecord(ioctx *rados.IOContext, name string) error {
-	if err := ioctx.Delete(name); err != nil && !errors.Is(err, rados.ErrNotFound) {
+	// FULL_TRY, as the objects' removal: a full pool is when a run's
+	// record most needs to go.
+	op := rados.CreateWriteOp()
+	defer op.Release()
+	op.Remove()
+	if err := op.Operate(ioctx, name, rados.OperationFullTry); err != nil && !errors.Is(err, rados.ErrNotFound) {
 		return fmt.Errorf("removing %s: %w", name, ErrnoOf(err))
 	}
 	return nil
