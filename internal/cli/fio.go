@@ -2,19 +2,14 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/internal/cmdline"
 	"github.com/cephbench/cephbench/internal/peer/fiojob"
 	"github.com/cephbench/cephbench/result"
-	"github.com/cephbench/cephbench/spec"
-	"github.com/cephbench/cephbench/step"
 )
 
 const fioHelp = `Usage: cephbench fio [options] [jobfile ...]
@@ -52,6 +47,7 @@ func newFioCmd(env Env) *cobra.Command {
 			// The host flags are cephbench's, among fio's.
 			hosts := pflag.NewFlagSet("hosts", pflag.ContinueOnError)
 			env.hosts.register(hosts)
+			env.metrics.register(hosts)
 			args, err := cmdline.Take(hosts, args)
 			if err != nil {
 				return usageErr(err)
@@ -74,56 +70,13 @@ func newFioCmd(env Env) *cobra.Command {
 	}
 }
 
-// fioJob is the job of a fio invocation: a step for each of its jobs,
-// saving its result under the results folder, its paths taken from the
-// working directory.
+// fioJob is the job of a fio invocation, its paths taken from the working
+// directory.
 func fioJob(env Env, plan *fiojob.Plan) frontend.Job {
-	opts := &frontend.FioOptions{
-		OutputFormats: plan.OutputFormats, Output: env.path(plan.Output), StatusInterval: spec.Duration(plan.StatusInterval),
-		GlobalOptions: fioOptions(plan.GlobalOptions), Results: env.path(plan.ResultsDir),
+	results := env.path(plan.ResultsDir)
+	if results == "" {
+		results = env.path(defaultResults)
 	}
-	if opts.Results == "" {
-		opts.Results = env.path(defaultResults)
-	}
-	at := stamped(opts.Results, "fio") // one stamp for all the invocation's jobs
-	steps := make([]step.Step, len(plan.Jobs))
-	for i, j := range plan.Jobs {
-		st := step.Step{
-			Name: j.Name, Workload: j.Workload, Save: fmt.Sprintf("%s-%d-%s.json", at, i, fileSafe(j.Name)),
-			Front: step.Front{Command: "fio", Fio: &step.Fio{
-				StartDelay: spec.Duration(j.StartDelay), Stonewall: j.Stonewall, Group: j.Group, GroupReporting: j.GroupReporting,
-				Description: j.Description, NumJobs: j.NumJobs, RW: j.RW, IOEngine: j.IOEngine, IODepth: j.IODepth,
-				PercentileList: j.PercentileList, LatPercentiles: j.LatPercentiles, Options: fioOptions(j.Options),
-			}},
-		}
-		st.Workload.Target = engine.InDir(st.Workload.Target, env.Dir)
-		if j.WholeTarget {
-			st.Passes = j.Passes()
-		}
-		if j.RandRepeat {
-			// fio's randrepeat=1 (its default): every run draws the same
-			// offsets.
-			st.Seed = 1
-		}
-		steps[i] = st
-	}
-	return frontend.Job{Command: "fio", Steps: steps, Fio: opts}
-}
-
-func fioOptions(opts []fiojob.Option) []step.FioOption {
-	out := make([]step.FioOption, len(opts))
-	for i, o := range opts {
-		out[i] = step.FioOption{Name: o.Name, Value: o.Value}
-	}
-	return out
-}
-
-// fileSafe makes a job name usable in a file name.
-func fileSafe(name string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == os.PathSeparator || r < ' ' {
-			return '_'
-		}
-		return r
-	}, name)
+	plan.Output = env.path(plan.Output)
+	return frontend.FioJob(plan, env.Dir, results, stamped(results, "fio")) // one stamp for all the invocation's jobs
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -48,31 +47,12 @@ func listPlans(env Env) error {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PLAN\tSTEPS\tNEEDS\tWHAT")
 	fmt.Fprintln(tw, "quick\t5\t-\tthe default: 4M objects and 4K random file I/O on ./cephbench-data (or --target), about a minute")
-	for _, name := range plan.BuiltinNames() {
-		b, _ := plan.Builtin(name)
-		p, err := plan.Parse(name, b)
-		if err != nil {
-			return err
-		}
-		var needs []string
-		for k, v := range p.Vars {
-			if v == "" {
-				needs = append(needs, "--set "+k+"=…")
-			}
-		}
-		set := map[string]string{}
-		for k, v := range p.Vars {
-			if v == "" {
-				set[k] = "x"
-			}
-		}
-		steps := "?"
-		if expanded, err := p.Expand(set); err == nil {
-			steps = fmt.Sprint(len(expanded.Items))
-		}
-		what, _, _ := strings.Cut(strings.TrimSpace(p.Description), ":")
-		sort.Strings(needs)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, steps, strings.Join(needs, " "), what)
+	plans, err := plan.BuiltinSummaries()
+	if err != nil {
+		return err
+	}
+	for _, p := range plans {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Steps, strings.Join(p.Needs, " "), p.What)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

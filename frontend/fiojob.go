@@ -1,0 +1,63 @@
+package frontend
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/peer/fiojob"
+	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/step"
+)
+
+// FioJob is the job of a fio invocation: a step for each of its jobs,
+// its targets taken from the folder dir (empty: the process's), saving
+// their results as at-N-JOBNAME.json, at being the invocation's stamped
+// name in its results folder, results.
+func FioJob(plan *fiojob.Plan, dir, results, at string) Job {
+	opts := &FioOptions{
+		OutputFormats: plan.OutputFormats, Output: plan.Output, StatusInterval: spec.Duration(plan.StatusInterval),
+		GlobalOptions: stepFioOptions(plan.GlobalOptions), Results: results,
+	}
+	steps := make([]step.Step, len(plan.Jobs))
+	for i, j := range plan.Jobs {
+		st := step.Step{
+			Name: j.Name, Workload: j.Workload, Save: fmt.Sprintf("%s-%d-%s.json", at, i, fileSafe(j.Name)),
+			Front: step.Front{Command: "fio", Fio: &step.Fio{
+				StartDelay: spec.Duration(j.StartDelay), Stonewall: j.Stonewall, Group: j.Group, GroupReporting: j.GroupReporting,
+				Description: j.Description, NumJobs: j.NumJobs, RW: j.RW, IOEngine: j.IOEngine, IODepth: j.IODepth,
+				PercentileList: j.PercentileList, LatPercentiles: j.LatPercentiles, Options: stepFioOptions(j.Options),
+			}},
+		}
+		st.Workload.Target = engine.InDir(st.Workload.Target, dir)
+		if j.WholeTarget {
+			st.Passes = j.Passes()
+		}
+		if j.RandRepeat {
+			// fio's randrepeat=1 (its default): every run draws the same
+			// offsets.
+			st.Seed = 1
+		}
+		steps[i] = st
+	}
+	return Job{Command: "fio", Steps: steps, Fio: opts}
+}
+
+func stepFioOptions(opts []fiojob.Option) []step.FioOption {
+	out := make([]step.FioOption, len(opts))
+	for i, o := range opts {
+		out[i] = step.FioOption{Name: o.Name, Value: o.Value}
+	}
+	return out
+}
+
+// fileSafe makes a job name usable in a file name.
+func fileSafe(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == os.PathSeparator || r < ' ' {
+			return '_'
+		}
+		return r
+	}, name)
+}
