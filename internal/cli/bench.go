@@ -121,6 +121,7 @@ func newBenchCmd(env Env) *cobra.Command {
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the JSON result here (default: under --results)")
 	resultsFlag(cmd.Flags(), &results)
 	env.hosts.register(cmd.Flags())
+	env.metrics.register(cmd.Flags())
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no per-second table")
 	return cmd
 }

@@ -52,6 +52,8 @@ type Env struct {
 	parsed *frontend.Job
 	// hosts are the flags that run a command's job on other hosts.
 	hosts *hostFlags
+	// metrics are the flags that serve a run's live metrics.
+	metrics *metricsFlags
 }
 
 func (env Env) getenv(key string) string {
@@ -89,13 +91,21 @@ func (env Env) run(ctx context.Context, j frontend.Job) error {
 		return usagef("%s is for a run on other hosts: give them with --hosts or --hostfile", stray)
 	}
 	if env.parsed != nil {
+		if env.metrics.listen != "" {
+			return usagef("--metrics-listen serves a whole run: give it to cephbench run, not to a step")
+		}
 		*env.parsed = j
 		return nil
 	}
+	run, done, err := env.metrics.serve(ctx, env.Stderr, env.hosts.given(), frontend.Run)
+	if err != nil {
+		return err
+	}
+	defer done()
 	if env.hosts.given() {
 		return env.runOnHosts(ctx, j)
 	}
-	return ranErr(frontend.Run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr, Live: env.live}))
+	return ranErr(run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr, Live: env.live}))
 }
 
 // ranErr is the error of a command that ran: bad input found before any
@@ -170,7 +180,7 @@ command's job on Kubernetes pods at once (cephbench-k8s, "make k8s").`,
 		SilenceErrors: true,
 		Version:       result.Version,
 	}
-	env.hosts = &hostFlags{}
+	env.hosts, env.metrics = &hostFlags{}, &metricsFlags{}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })

@@ -61,6 +61,7 @@ carries a filesystem or other signature is refused unless --force.`,
 	fl.Var(&bs, "bs", "block size of the sequential steps")
 	fl.Var(&duration, "duration", "longest time of each step: 10s, 1m, ...")
 	resultsFlag(fl, &results)
+	env.metrics.register(fl)
 	fl.BoolVar(&force, "force", false, "write to a device in use or formatted, or to a file cephbench did not write")
 	fl.BoolVar(&keep, "keep", false, "leave the file created in place")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no per-second tables")

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/metrics/promexport"
 	"github.com/cephbench/cephbench/multihost"
 	"github.com/cephbench/cephbench/transport/ssh"
 )
@@ -71,4 +74,35 @@ func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
 		return err
 	}
 	return ranErr(c.Run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr}))
+}
+
+// metricsFlags serve a run's live metrics over HTTP.
+type metricsFlags struct {
+	listen string
+	linger time.Duration
+}
+
+func (m *metricsFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&m.listen, "metrics-listen", "", "serve live Prometheus metrics at this address: 127.0.0.1:9464 (:0 takes a free port)")
+	fl.DurationVar(&m.linger, "metrics-linger", 0, "keep serving the metrics this long after the last step, for a last scrape (Ctrl-C ends it)")
+}
+
+// serve binds the flags' address, if any, and says where it serves; it
+// returns run with its steps followed there, and what ends the serving
+// once the run is over.
+func (m *metricsFlags) serve(ctx context.Context, stderr io.Writer, hosts bool, run frontend.Runner) (frontend.Runner, func(), error) {
+	switch {
+	case m.listen == "" && m.linger != 0:
+		return nil, nil, usagef("--metrics-linger is for --metrics-listen")
+	case m.listen == "":
+		return run, func() {}, nil
+	case hosts:
+		return nil, nil, usagef("--metrics-listen serves a run on this host only, not on --hosts")
+	}
+	ep, err := promexport.Serve(m.listen)
+	if err != nil {
+		return nil, nil, usagef("--metrics-listen %s: %v", m.listen, err)
+	}
+	fmt.Fprintf(stderr, "cephbench: metrics at %s\n", ep.URL())
+	return frontend.Following(run, ep.Follow), func() { ep.Close(ctx, m.linger) }, nil
 }

@@ -114,6 +114,14 @@ full text is in its folder's output.txt.`,
 			if f.dryRun {
 				return r.DryRun()
 			}
+			run, done, err := env.metrics.serve(cmd.Context(), env.Stderr, env.hosts.given(), frontend.Run)
+			if err != nil {
+				return err
+			}
+			defer done()
+			if r.Job == nil {
+				r.Job = run
+			}
 			return ranErr(r.Execute(cmd.Context()))
 		},
 	}
@@ -128,6 +136,7 @@ full text is in its folder's output.txt.`,
 	resultsFlag(fl, &f.results)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-second tables and no live progress line")
 	env.hosts.register(fl)
+	env.metrics.register(fl)
 	return cmd
 }
 

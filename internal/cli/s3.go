@@ -150,6 +150,7 @@ removes them), and never anything else.`,
 	fl.BoolVarP(&f.req.Quiet, "quiet", "q", false, "no per-second tables")
 	resultsFlag(fl, &f.results)
 	env.hosts.register(fl)
+	env.metrics.register(fl)
 	return cmd
 }
 
