@@ -13,6 +13,7 @@ package promexport
 
 import (
 	"sort"
+	"strconv"
 	"sync"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -38,8 +39,16 @@ func Names() []string {
 
 // Buckets are the upper bounds, in seconds, of the latency histogram's
 // buckets: 37 of them, log-spaced from 50 µs to 60 s (each about 1.48
-// times the last), with +Inf beyond.
-var Buckets = prometheus.ExponentialBucketsRange(50e-6, 60, 37)
+// times the last) and rounded to three digits so that queries can name
+// them, with +Inf beyond.
+var Buckets = roundedBuckets(prometheus.ExponentialBucketsRange(50e-6, 60, 37))
+
+func roundedBuckets(bounds []float64) []float64 {
+	for i, b := range bounds {
+		bounds[i], _ = strconv.ParseFloat(strconv.FormatFloat(b, 'g', 3, 64), 64)
+	}
+	return bounds
+}
 
 var (
 	kindLabels = []string{"step", "target", "host", "kind"}
