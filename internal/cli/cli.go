@@ -92,7 +92,7 @@ func (env Env) run(ctx context.Context, j frontend.Job) error {
 	}
 	if env.parsed != nil {
 		if env.metrics.listen != "" {
-			return usagef("--metrics-listen serves a whole run: give it to cephbench run, not to a step")
+			return usagef("--metrics-listen is for a command run here, not for a plan's step or a job sent elsewhere")
 		}
 		*env.parsed = j
 		return nil

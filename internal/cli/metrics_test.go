@@ -12,48 +12,10 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
+	"github.com/cephbench/cephbench/internal/promtest"
 	"github.com/cephbench/cephbench/metrics/promexport"
 	"github.com/cephbench/cephbench/result"
 )
-
-// scrapeMetrics reads url's metrics as Prometheus would.
-func scrapeMetrics(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return families
-}
-
-// metricOf is the series of family name that has labels (and maybe
-// others), nil if none has.
-func metricOf(families map[string]*dto.MetricFamily, name string, labels map[string]string) *dto.Metric {
-	for _, m := range families[name].GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range labels {
-			match = match && have[k] == v
-		}
-		if match {
-			return m
-		}
-	}
-	return nil
-}
 
 // metricsRun is cephbench run in the background with --metrics-listen,
 // until its ctx is canceled.
@@ -128,11 +90,11 @@ func TestLiveMetricsAgreeWithTheResult(t *testing.T) {
 	// Mid-run: counting, with the step's ops in flight.
 	deadline := time.Now().Add(time.Minute)
 	for {
-		got := scrapeMetrics(t, r.url)
-		if reads := metricOf(got, promexport.OpsTotal, map[string]string{"kind": "read"}); reads.GetCounter().GetValue() > 0 {
-			flight := metricOf(got, promexport.OpsInFlight, map[string]string{"step": "bench", "target": target})
+		got := promtest.Scrape(t, r.url)
+		if reads := promtest.Series(got, promexport.OpsTotal, map[string]string{"kind": "read"}); reads.GetCounter().GetValue() > 0 {
+			flight := promtest.Series(got, promexport.OpsInFlight, map[string]string{"step": "bench", "target": target})
 			host, _ := os.Hostname()
-			if flight == nil || metricOf(got, promexport.OpsInFlight, map[string]string{"host": host}) == nil {
+			if flight == nil || promtest.Series(got, promexport.OpsInFlight, map[string]string{"host": host}) == nil {
 				t.Errorf("no in-flight gauge of step bench on %s at host %s: %v", target, host, got[promexport.OpsInFlight])
 			}
 			break
@@ -149,15 +111,15 @@ func TestLiveMetricsAgreeWithTheResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := scrapeMetrics(t, r.url)
+	got := promtest.Scrape(t, r.url)
 	for _, kind := range []string{"read", "write"} {
 		want := res.Ops[kind]
 		labels := map[string]string{"step": "bench", "kind": kind}
-		ops := metricOf(got, promexport.OpsTotal, labels).GetCounter().GetValue()
-		bytes := metricOf(got, promexport.BytesTotal, labels).GetCounter().GetValue()
-		errs := metricOf(got, promexport.ErrorsTotal, labels).GetCounter().GetValue()
-		h := metricOf(got, promexport.OpLatency, labels).GetHistogram()
-		t.Logf("%s: scraped %v ops, %v bytes, %v errors, histogram count %d, mean %.0f ns; the result has %d, %d, %d, mean %.0f ns",
+		ops := promtest.Series(got, promexport.OpsTotal, labels).GetCounter().GetValue()
+		bytes := promtest.Series(got, promexport.BytesTotal, labels).GetCounter().GetValue()
+		errs := promtest.Series(got, promexport.ErrorsTotal, labels).GetCounter().GetValue()
+		h := promtest.Series(got, promexport.OpLatency, labels).GetHistogram()
+		t.Logf("%s: scraped %v ops, %v bytes, %v errors, histogram count %d, mean %.3f ns; the result has %d, %d, %d, mean %.3f ns",
 			kind, ops, bytes, errs, h.GetSampleCount(), h.GetSampleSum()/float64(h.GetSampleCount())*1e9, want.Ops, want.Bytes, want.Errors, want.Latency.MeanNs)
 		if want.Ops == 0 || ops != float64(want.Ops) || bytes != float64(want.Bytes) || errs != float64(want.Errors) || h.GetSampleCount() != uint64(want.Ops) {
 			t.Errorf("%s: the scrape after the run differs from the saved result", kind)
@@ -166,7 +128,7 @@ func TestLiveMetricsAgreeWithTheResult(t *testing.T) {
 			t.Errorf("%s: mean latency %.1f ns from the histogram, %.1f ns in the result", kind, mean, want.Latency.MeanNs)
 		}
 	}
-	if v := metricOf(got, promexport.OpsInFlight, nil).GetGauge().GetValue(); v != 0 {
+	if v := promtest.Series(got, promexport.OpsInFlight, nil).GetGauge().GetValue(); v != 0 {
 		t.Errorf("%v ops in flight after the step ended", v)
 	}
 	r.stop(t)
@@ -185,14 +147,14 @@ steps:
     workload: {rw: randwrite, bs: 4k, size: 1M, ops: 3000}
 `)
 	dir := t.TempDir()
-	r := startMetricsRun(t, dir, "[2/2]", "run", plan, "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "5m")
+	r := startMetricsRun(t, dir, "(done)\n", "run", plan, "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "5m")
 	r.waitSeen(t)
-	got := scrapeMetrics(t, r.url)
+	got := promtest.Scrape(t, r.url)
 	for _, c := range []struct {
 		step, kind string
 		ops        float64
 	}{{"first", "read", 2000}, {"second", "write", 3000}, {"first", "write", -1}, {"second", "read", -1}} {
-		m := metricOf(got, promexport.OpsTotal, map[string]string{"step": c.step, "kind": c.kind, "target": "null://"})
+		m := promtest.Series(got, promexport.OpsTotal, map[string]string{"step": c.step, "kind": c.kind, "target": "null://"})
 		switch {
 		case c.ops < 0 && m != nil:
 			t.Errorf("step %s has %s ops: %v", c.step, c.kind, m)
@@ -204,8 +166,8 @@ steps:
 }
 
 // An address that does not parse or is taken is bad input: one line and
-// exit 2 before any I/O, as is a linger without an address and metrics
-// of a run on other hosts.
+// exit 2 before any I/O, as are a linger without an address, metrics of
+// a run on other hosts, and metrics asked of a plan's step.
 func TestBadMetricsFlagsAreRefusedBeforeAnyIO(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -235,5 +197,16 @@ func TestBadMetricsFlagsAreRefusedBeforeAnyIO(t *testing.T) {
 				t.Errorf("%v: wrote %v", args, entries)
 			}
 		}
+	}
+	// A plan's steps run in the plan's process: the plan serves them.
+	plan := writePlan(t, "name: x\nsteps:\n  - name: a\n    run: bench --target null:// --ops 10 --metrics-listen 127.0.0.1:0\n")
+	dir := t.TempDir()
+	code, stdout, stderr := cephbenchIn(t, context.Background(), dir, nil, "run", plan)
+	wantUsageError(t, "a step with --metrics-listen", code, stdout, stderr)
+	if !strings.Contains(stderr, "plan's step") {
+		t.Errorf("a step with --metrics-listen: %q", stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a step with --metrics-listen: wrote %v", entries)
 	}
 }

@@ -10,43 +10,15 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
+	"github.com/cephbench/cephbench/internal/promtest"
 	"github.com/cephbench/cephbench/metrics"
 )
 
-// scrape reads url's metrics as Prometheus would.
-func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return families
-}
-
-// series is the metric of family name whose kind label is kind (empty:
+// series is the series of family name whose kind label is kind (empty:
 // the one without a kind label); nil if there is none.
 func series(families map[string]*dto.MetricFamily, name, kind string) *dto.Metric {
-	for _, m := range families[name].GetMetric() {
-		got := ""
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "kind" {
-				got = l.GetValue()
-			}
-		}
-		if got == kind {
-			return m
-		}
-	}
-	return nil
+	return promtest.Series(families, name, map[string]string{"kind": kind})
 }
 
 // latencies are what each tick's ops of a kind took: none lies within 1%
@@ -99,7 +71,7 @@ func TestScrapeAddsUpTheTicks(t *testing.T) {
 		}
 		tick(tk)
 	}
-	got := scrape(t, ep.URL())
+	got := promtest.Scrape(t, ep.URL())
 	for kind := range latencies {
 		derived := kind == "get-ttfb"
 		for name, want := range map[string]int64{OpsTotal: ops[kind], BytesTotal: bytes[kind], ErrorsTotal: errs[kind]} {
@@ -125,7 +97,7 @@ func TestScrapeAddsUpTheTicks(t *testing.T) {
 		t.Errorf("in-flight labels %v", labels)
 	}
 	ended()
-	if v := series(scrape(t, ep.URL()), OpsInFlight, "").GetGauge().GetValue(); v != 0 {
+	if v := series(promtest.Scrape(t, ep.URL()), OpsInFlight, "").GetGauge().GetValue(); v != 0 {
 		t.Errorf("in flight %v once the step ended", v)
 	}
 }
@@ -189,10 +161,10 @@ func TestScrapesWhileTicksArrive(t *testing.T) {
 		}
 	})
 	for range 20 {
-		scrape(t, ep.URL())
+		promtest.Scrape(t, ep.URL())
 	}
 	wg.Wait()
-	if got := series(scrape(t, ep.URL()), OpsTotal, "read").GetCounter().GetValue(); got != 200*5 {
+	if got := series(promtest.Scrape(t, ep.URL()), OpsTotal, "read").GetCounter().GetValue(); got != 200*5 {
 		t.Errorf("read ops %v after 200 ticks of 5", got)
 	}
 }
@@ -219,7 +191,7 @@ func TestCtxEndsTheLinger(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ep.Close(ctx, time.Hour) }()
-	scrape(t, ep.URL()) // still served while it lingers
+	promtest.Scrape(t, ep.URL()) // still served while it lingers
 	cancel()
 	select {
 	case err := <-done:
