@@ -12,22 +12,27 @@ import (
 type Runner func(ctx context.Context, j Job, out IO) error
 
 // Follow gives the subscriber of the ticks of a step labelled step and
-// target, and what to call when the step has ended.
-type Follow func(step, target string) (tick metrics.Subscriber, ended func())
+// target that runs on host (empty: this one), and what to call when the
+// step has ended.
+type Follow func(host, step, target string) (tick metrics.Subscriber, ended func())
 
 // Following is run with each step's ticks also going to follow's
 // subscriber for the step (its label StepLabel, its target's Short), on
-// top of any hooks out has. A job whose command cannot be followed
-// (Followable) runs as run runs it.
+// top of any hooks out has; on many hosts at once, each host's ticks
+// (IO.HostTicks). A job whose command cannot be followed (Followable)
+// runs as run runs it.
 func Following(run Runner, follow Follow) Runner {
 	return func(ctx context.Context, j Job, out IO) error {
 		if !Followable(j.Command) {
 			return run(ctx, j, out)
 		}
+		out.HostTicks = func(i int, host string) (metrics.Subscriber, func()) {
+			return follow(host, StepLabel(j, i), j.Steps[i].Workload.Target.Short())
+		}
 		given := out.hooks
 		out.Hooks = func(i int) step.Hooks {
 			h := given(i)
-			tick, ended := follow(StepLabel(j, i), j.Steps[i].Workload.Target.Short())
+			tick, ended := follow("", StepLabel(j, i), j.Steps[i].Workload.Target.Short())
 			h.Tick = both(h.Tick, tick)
 			before := h.Result
 			h.Result = func(res *result.Result) {

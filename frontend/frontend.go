@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/step"
 )
 
@@ -54,6 +55,10 @@ type IO struct {
 	// that runs its steps through step.Run or step.RunOn honours them;
 	// one that does not (net client) refuses a job run with them.
 	Hooks func(i int) step.Hooks
+	// HostTicks, if set, follows a job run on many hosts at once host by
+	// host (multihost honours it): it gives the subscriber of host's own
+	// ticks of step i, and what to call once the step has ended.
+	HostTicks func(i int, host string) (tick metrics.Subscriber, ended func())
 }
 
 // hooks are step i's hooks, none if the caller set none.

@@ -109,12 +109,14 @@ func (p Printing) Run(ctx context.Context, j frontend.Job, hosts []Host, opts Op
 	for _, h := range hosts {
 		rows.labels = append(rows.labels, h.Label)
 	}
+	follow := &hostFollow{follow: out.HostTicks}
 	opts.Opened = func(s int) metrics.Subscriber {
 		// Said once every host has checked in and the run is on: a host
 		// refused before gives its one line alone.
 		if s == 0 {
 			fmt.Fprintln(out.Stderr, p.Heading)
 		}
+		follow.open(s, rows.labels)
 		if j.Command == "fio" {
 			return nil
 		}
@@ -123,10 +125,16 @@ func (p Printing) Run(ctx context.Context, j frontend.Job, hosts []Host, opts Op
 	opts.Lost = func(_ string, err error) {
 		fmt.Fprintf(out.Stderr, "cephbench: %s; going on with the others\n", strings.Join(strings.Fields(err.Error()), " "))
 	}
-	if p.PerHost {
+	switch {
+	case p.PerHost && out.HostTicks != nil:
+		opts.HostTicks = func(label string, t metrics.Tick) { rows.hostTick(label, t); follow.tick(label, t) }
+	case p.PerHost:
 		opts.HostTicks = rows.hostTick
+	case out.HostTicks != nil:
+		opts.HostTicks = follow.tick
 	}
 	outcome, runErr := Run(ctx, j, hosts, opts)
+	follow.end()
 	if j.Command == "fio" {
 		return outcome, errors.Join(writeFio(out, j, outcome), runErr)
 	}
@@ -249,4 +257,40 @@ func (p *hostRows) hostTick(label string, t metrics.Tick) {
 	if p.on {
 		p.host[label] = append(p.host[label], t)
 	}
+}
+
+// hostFollow gives each host's ticks of the step under way to the
+// subscribers follow (frontend.IO.HostTicks) gives for it, if set. Its
+// methods are called from one goroutine.
+type hostFollow struct {
+	follow func(i int, host string) (metrics.Subscriber, func())
+	ticks  map[string]metrics.Subscriber
+	ended  []func()
+}
+
+// open follows step s on hosts, labelled so, once the step before ended.
+func (f *hostFollow) open(s int, hosts []string) {
+	if f.follow == nil {
+		return
+	}
+	f.end()
+	f.ticks = map[string]metrics.Subscriber{}
+	for _, h := range hosts {
+		tick, ended := f.follow(s, h)
+		f.ticks[h], f.ended = tick, append(f.ended, ended)
+	}
+}
+
+func (f *hostFollow) tick(host string, t metrics.Tick) {
+	if tick := f.ticks[host]; tick != nil {
+		tick(t)
+	}
+}
+
+// end says the step under way has ended.
+func (f *hostFollow) end() {
+	for _, ended := range f.ended {
+		ended()
+	}
+	f.ended = nil
 }

@@ -97,14 +97,15 @@ func (env Env) run(ctx context.Context, j frontend.Job) error {
 		*env.parsed = j
 		return nil
 	}
-	run, done, err := env.metrics.serve(ctx, env.Stderr, env.hosts.given(), frontend.Run)
+	run, err := env.runner()
+	if err != nil {
+		return err
+	}
+	run, done, err := env.metrics.serve(ctx, env.Stderr, run)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if env.hosts.given() {
-		return env.runOnHosts(ctx, j)
-	}
 	return ranErr(run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr, Live: env.live}))
 }
 

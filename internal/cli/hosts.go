@@ -65,15 +65,15 @@ func (env Env) hostCommand() (multihost.Command, error) {
 		Push: h.push, MaxSkew: h.maxSkew, PerHost: h.perHost, OnFailure: h.onFailure, SharedTarget: h.shared}, err
 }
 
-// runOnHosts runs j on the hosts of the flags at once, printing each step
-// as its command prints it from the hosts' seconds and results added,
-// saved where the step says.
-func (env Env) runOnHosts(ctx context.Context, j frontend.Job) error {
-	c, err := env.hostCommand()
-	if err != nil {
-		return err
+// runner is how the flags run a job: here, or on their hosts at once,
+// printing each step as its command prints it from the hosts' seconds
+// and results added.
+func (env Env) runner() (frontend.Runner, error) {
+	if !env.hosts.given() {
+		return frontend.Run, nil
 	}
-	return ranErr(c.Run(ctx, j, frontend.IO{Stdout: env.Stdout, Stderr: env.Stderr}))
+	c, err := env.hostCommand()
+	return c.Run, err
 }
 
 // metricsFlags serve a run's live metrics over HTTP.
@@ -90,14 +90,12 @@ func (m *metricsFlags) register(fl *pflag.FlagSet) {
 // serve binds the flags' address, if any, and says where it serves; it
 // returns run with its steps followed there, and what ends the serving
 // once the run is over.
-func (m *metricsFlags) serve(ctx context.Context, stderr io.Writer, hosts bool, run frontend.Runner) (frontend.Runner, func(), error) {
+func (m *metricsFlags) serve(ctx context.Context, stderr io.Writer, run frontend.Runner) (frontend.Runner, func(), error) {
 	switch {
 	case m.listen == "" && m.linger != 0:
 		return nil, nil, usagef("--metrics-linger is for --metrics-listen")
 	case m.listen == "":
 		return run, func() {}, nil
-	case hosts:
-		return nil, nil, usagef("--metrics-listen serves a run on this host only, not on --hosts")
 	}
 	ep, err := promexport.Serve(m.listen)
 	if err != nil {

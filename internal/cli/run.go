@@ -93,12 +93,9 @@ full text is in its folder's output.txt.`,
 			}
 			r.Stdout, r.Stderr, r.JSON = env.Stdout, env.Stderr, f.format == "json"
 			r.Parse, r.Command = env.parseJob, env.runCommand
-			if env.hosts.given() {
-				c, err := env.hostCommand()
-				if err != nil {
-					return err
-				}
-				r.Job = c.Run
+			run, err := env.runner()
+			if err != nil {
+				return err
 			}
 			// A quick plan's steps print their text as they run: its
 			// live line goes only where it does not mix with them.
@@ -114,14 +111,12 @@ full text is in its folder's output.txt.`,
 			if f.dryRun {
 				return r.DryRun()
 			}
-			run, done, err := env.metrics.serve(cmd.Context(), env.Stderr, env.hosts.given(), frontend.Run)
+			run, done, err := env.metrics.serve(cmd.Context(), env.Stderr, run)
 			if err != nil {
 				return err
 			}
 			defer done()
-			if r.Job == nil {
-				r.Job = run
-			}
+			r.Job = run
 			return ranErr(r.Execute(cmd.Context()))
 		},
 	}

@@ -69,7 +69,7 @@ type Exporter struct {
 	steps map[stepKey]*stepSeries
 }
 
-type stepKey struct{ step, target string }
+type stepKey struct{ host, step, target string }
 
 // stepSeries is one step's totals so far.
 type stepSeries struct {
@@ -91,17 +91,21 @@ type latencyTotals struct {
 	sum    float64 // seconds
 }
 
-// New returns an exporter whose series are labelled host.
+// New returns an exporter whose series are labelled host unless a step
+// runs on another (Follow).
 func New(host string) *Exporter {
 	return &Exporter{host: host, steps: map[stepKey]*stepSeries{}}
 }
 
 // Follow returns the subscriber of the ticks of a step labelled step and
-// target, and what to call when the step ended (its in-flight gauge
-// drops to zero). Ticks of two steps with the same labels add up in the
-// same series.
-func (e *Exporter) Follow(step, target string) (tick metrics.Subscriber, ended func()) {
-	key := stepKey{step, target}
+// target that runs on host (empty: the exporter's own), and what to call
+// when the step ended (its in-flight gauge drops to zero). Ticks of two
+// steps with the same labels add up in the same series.
+func (e *Exporter) Follow(host, step, target string) (tick metrics.Subscriber, ended func()) {
+	if host == "" {
+		host = e.host
+	}
+	key := stepKey{host, step, target}
 	e.mu.Lock()
 	if e.steps[key] == nil {
 		e.steps[key] = &stepSeries{kinds: map[string]*kindTotals{}}
@@ -195,9 +199,9 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for key, s := range e.steps {
-		ch <- prometheus.MustNewConstMetric(flightDesc, prometheus.GaugeValue, float64(s.inFlight), key.step, key.target, e.host)
+		ch <- prometheus.MustNewConstMetric(flightDesc, prometheus.GaugeValue, float64(s.inFlight), key.step, key.target, key.host)
 		for kind, k := range s.kinds {
-			labels := []string{key.step, key.target, e.host, kind}
+			labels := []string{key.step, key.target, key.host, kind}
 			if !k.derived {
 				ch <- prometheus.MustNewConstMetric(opsDesc, prometheus.CounterValue, float64(k.ops), labels...)
 				ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.CounterValue, float64(k.bytes), labels...)

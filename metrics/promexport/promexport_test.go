@@ -55,7 +55,7 @@ func TestScrapeAddsUpTheTicks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ep.Close(context.Background(), 0)
-	tick, ended := ep.Follow("randread", "/data/f")
+	tick, ended := ep.Follow("", "randread", "/data/f")
 	in := ticks(3)
 	merged := map[string]*hdr.Histogram{}
 	var ops, bytes, errs = map[string]int64{}, map[string]int64{}, map[string]int64{}
@@ -153,7 +153,7 @@ func TestScrapesWhileTicksArrive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ep.Close(context.Background(), 0)
-	tick, _ := ep.Follow("s", "null://")
+	tick, _ := ep.Follow("", "s", "null://")
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for _, tk := range ticks(200) {
