@@ -52,6 +52,9 @@ type Env struct {
 	parsed *frontend.Job
 	// hosts are the flags that run a command's job on other hosts.
 	hosts *hostFlags
+	// watch is how the commands on Ceph targets watch the cluster
+	// (--cluster-interval), given to every step a command line runs.
+	watch *step.Watch
 }
 
 func (env Env) getenv(key string) string {
@@ -87,6 +90,12 @@ func (env Env) readFile(p string) ([]byte, error) { return os.ReadFile(env.path(
 func (env Env) run(ctx context.Context, j frontend.Job) error {
 	if stray := env.hosts.stray(); stray != "" && !env.hosts.given() {
 		return usagef("%s is for a run on other hosts: give them with --hosts or --hostfile", stray)
+	}
+	if err := env.watch.Validate(); err != nil {
+		return usageErr(err)
+	}
+	for i := range j.Steps {
+		j.Steps[i].Watch = *env.watch
 	}
 	if env.parsed != nil {
 		*env.parsed = j
@@ -170,7 +179,7 @@ command's job on Kubernetes pods at once (cephbench-k8s, "make k8s").`,
 		SilenceErrors: true,
 		Version:       result.Version,
 	}
-	env.hosts = &hostFlags{}
+	env.hosts, env.watch = &hostFlags{}, new(step.DefaultWatch)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })

@@ -164,6 +164,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 	fl.StringVarP(&format, "format", "f", "plain", "plain, json or json-pretty (rados bench's keys)")
 	resultsFlag(fl, &results)
 	env.hosts.register(fl)
+	env.watchFlag(fl)
 	return cmd
 }
 

@@ -103,6 +103,7 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 	fl.Lookup("op-timeout").DefValue = "60s" // zero leaves it to Connect's default
 	resultsFlag(fl, &f.results)
 	env.hosts.register(fl)
+	env.watchFlag(fl)
 	return cmd
 }
 
