@@ -147,7 +147,9 @@ func Summarize(samples []Sample) *During {
 			d.CommandsPerSecond[kind] = math.Round(float64(n)/span*100) / 100
 		}
 	}
-	d.Events = append(append(pgEvents(samples), osdEvents(samples)...), healthEvents(samples)...)
+	// At one time, a cause (an OSD down) before its effects (a check
+	// raised, PGs degraded).
+	d.Events = append(append(osdEvents(samples), healthEvents(samples)...), pgEvents(samples)...)
 	sort.SliceStable(d.Events, func(i, j int) bool { return d.Events[i].At < d.Events[j].At })
 	return d
 }

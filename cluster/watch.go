@@ -154,7 +154,9 @@ func (s *sampler) readStatus(smp *Sample, b []byte) {
 		if smp.Checks == nil {
 			smp.Checks = map[string]string{}
 		}
-		smp.Checks[name] = c.Summary.Message
+		// Printed in a summary's line: a mangled answer must not
+		// break it.
+		smp.Checks[oneLine(name)] = oneLine(c.Summary.Message)
 	}
 	smp.PGStates = map[string]int{}
 	for _, p := range st.PGMap.PGsByState {
