@@ -157,8 +157,10 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 
 	state := snapshotBefore(sess)
 	disks := watchDisks(&st.Workload)
+	watch := dialWatch(sess, st.Watch)
 	notRun := func(err error) (*result.Result, error) {
 		disks.stop()
+		watch.stop()
 		return nil, errors.Join(fmt.Errorf("%s: %w", st.Name, err), closeSess())
 	}
 	if out.Gate != nil {
@@ -180,7 +182,7 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		opts.Subscribers = append(opts.Subscribers, pending.Tick)
 	}
 	opts.Subscribers = append(opts.Subscribers, subscribers...)
-	watch := startWatch(sess, st.Watch, pending)
+	watch.start(pending)
 	outcome, runErr := runner.Run(ctx, sess, &st.Workload, opts)
 	during := watch.stop()
 	state.takeAfter()
@@ -291,7 +293,7 @@ func (l *Live) Line(st Step) *report.Live {
 // notes are what a reader of the result needs to trust it: the ops that
 // failed, the cluster's state that could not be read or that changed,
 // buffered I/O in place of O_DIRECT, a failed cleanup.
-func notes(sess engine.Session, res *result.Result, state *snapshots, watch clusterWatch, closeErr error) []string {
+func notes(sess engine.Session, res *result.Result, state *snapshots, watch *clusterWatch, closeErr error) []string {
 	var n []string
 	if f := failureNote(res); f != "" {
 		n = append(n, f)

@@ -25,40 +25,52 @@ var DefaultWatch = Watch{Interval: spec.Duration(time.Second)}
 // clusterWatch is the watch of one run, on a connection of its own, or
 // why there is none.
 type clusterWatch struct {
-	w   *cluster.Watch
-	err error
+	conn     cluster.Conn
+	pools    []string
+	interval time.Duration
+	w        *cluster.Watch
+	err      error
 }
 
-// startWatch starts watching sess's cluster as w says, its samples going
-// to pending's tick log if set; a session not on a cluster, or a watch
-// turned off, is not watched.
-func startWatch(sess engine.Session, w Watch, pending *result.Pending) clusterWatch {
+// dialWatch connects to sess's cluster for a watch as w says, before the
+// run's gate so that connecting does not delay the run's start; a session
+// not on a cluster, or a watch turned off, is not watched.
+func dialWatch(sess engine.Session, w Watch) *clusterWatch {
 	cw, ok := sess.(engine.ClusterWatcher)
 	if !ok || w.Interval <= 0 {
-		return clusterWatch{}
+		return &clusterWatch{}
 	}
 	conn, pools, err := cw.DialCluster()
-	if err != nil {
-		return clusterWatch{err: err}
+	return &clusterWatch{conn: conn, pools: pools, interval: w.Interval.D(), err: err}
+}
+
+// start starts sampling, the samples going to pending's tick log if set.
+func (c *clusterWatch) start(pending *result.Pending) {
+	if c.conn == nil {
+		return
 	}
 	var sink func(cluster.Sample)
 	if pending != nil {
 		sink = pending.Cluster
 	}
-	return clusterWatch{w: cluster.StartWatch(conn, pools, w.Interval.D(), sink)}
+	c.w = cluster.StartWatch(c.conn, c.pools, c.interval, sink)
 }
 
-// stop ends the watch and returns what it saw, nil for a run not watched.
-func (c clusterWatch) stop() *cluster.During {
-	if c.w == nil {
-		return nil
+// stop ends the watch and returns what it saw, nil for a run not watched;
+// a watch never started closes its connection.
+func (c *clusterWatch) stop() *cluster.During {
+	switch {
+	case c.w != nil:
+		return c.w.Stop()
+	case c.conn != nil:
+		c.conn.Close()
 	}
-	return c.w.Stop()
+	return nil
 }
 
 // note says why the cluster could not be watched; "" if it was, or was
 // not to be.
-func (c clusterWatch) note() string {
+func (c *clusterWatch) note() string {
 	if c.err == nil {
 		return ""
 	}

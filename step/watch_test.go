@@ -126,3 +126,22 @@ func TestWatchIntervalsTheMonitorsShouldNotBeAskedAtAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A step refused at its gate closes the connection its watch had made.
+func TestAStepRefusedAtItsGateClosesItsWatchsConnection(t *testing.T) {
+	w := spec.Workload{Target: spec.Target{Scheme: "null"}, Pattern: spec.Random, ReadPercent: 100, BlockSize: 4096,
+		Workers: 1, QueueDepth: 1, Duration: spec.Duration(time.Second)}
+	sess, err := engine.Open(context.Background(), &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &scrubbingCluster{Session: sess}
+	refuse := Output{Hooks: Hooks{Gate: func(context.Context) error { return errors.New("the coordinator is gone") }}}
+	if _, err := RunOn(context.Background(), c, Step{Name: "gated", Workload: w, Watch: DefaultWatch}, refuse, runner.Options{},
+		func() error { return sess.Close(context.Background()) }); err == nil {
+		t.Fatal("a step refused at its gate ran")
+	}
+	if c.closed.Load() != 1 || c.statuses.Load() != 0 {
+		t.Errorf("the watch's connection closed %d times, %d statuses asked", c.closed.Load(), c.statuses.Load())
+	}
+}
