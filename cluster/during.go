@@ -14,7 +14,10 @@ import (
 type During struct {
 	IntervalSeconds float64 `json:"interval_s"`
 	Samples         int     `json:"samples"`
-	Events          []Event `json:"events,omitempty"`
+	// Unread counts the samples whose status could not be read: what
+	// happened then is not known.
+	Unread int     `json:"unread,omitempty"`
+	Events []Event `json:"events,omitempty"`
 	// CommandsPerSecond is how many commands the watch sent the
 	// cluster per second, by kind ("mon", "mgr").
 	CommandsPerSecond map[string]float64 `json:"commands_per_s,omitempty"`
@@ -76,7 +79,7 @@ const maxEventsInLine = 8
 func (d *During) Lines() []string {
 	var out []string
 	switch {
-	case d.Samples == 0:
+	case d.Samples == 0 || d.Unread == d.Samples:
 		out = append(out, "the cluster could not be watched during the run")
 	case !d.AtRest():
 		var events []string
@@ -90,7 +93,11 @@ func (d *During) Lines() []string {
 		out = append(out, "cluster NOT AT REST during the run: "+strings.Join(events, "; "))
 	default:
 		every := time.Duration(d.IntervalSeconds * float64(time.Second))
-		out = append(out, fmt.Sprintf("cluster at rest during the run (%d samples, every %s)", d.Samples, every))
+		unread := ""
+		if d.Unread > 0 {
+			unread = fmt.Sprintf(", %d of them unread", d.Unread)
+		}
+		out = append(out, fmt.Sprintf("cluster at rest during the run (%d samples, every %s%s)", d.Samples, every, unread))
 	}
 	if len(d.Problems) > 0 {
 		out = append(out, "the cluster watch could not read: "+strings.Join(d.Problems, "; "))
@@ -136,6 +143,9 @@ func Summarize(samples []Sample) *During {
 	d.IntervalSeconds = samples[0].Every
 	sent := map[string]int{}
 	for _, s := range samples {
+		if s.Health == "" {
+			d.Unread++
+		}
 		d.Problems = append(d.Problems, s.Problems...)
 		for kind, n := range s.Sent {
 			sent[kind] += n
