@@ -97,7 +97,11 @@ func (d *During) Lines() []string {
 		if d.Unread > 0 {
 			unread = fmt.Sprintf(", %d of them unread", d.Unread)
 		}
-		out = append(out, fmt.Sprintf("cluster at rest during the run (%d samples, every %s%s)", d.Samples, every, unread))
+		samples := fmt.Sprintf("%d samples", d.Samples)
+		if d.Samples == 1 {
+			samples = "1 sample"
+		}
+		out = append(out, fmt.Sprintf("cluster at rest during the run (%s, every %s%s)", samples, every, unread))
 	}
 	if len(d.Problems) > 0 {
 		out = append(out, "the cluster watch could not read: "+strings.Join(d.Problems, "; "))
