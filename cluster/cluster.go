@@ -81,10 +81,14 @@ type TreeNode struct {
 	Depth    int     `json:"depth"`
 }
 
-// Pair is the state before and after a run.
+// Pair is the state before and after a run, and what the cluster did
+// during it.
 type Pair struct {
 	Before *Snapshot `json:"before,omitempty"`
 	After  *Snapshot `json:"after,omitempty"`
+	// During is nil for a run not watched (results saved before the
+	// watch was, a watch turned off).
+	During *During `json:"during,omitempty"`
 }
 
 // Outputs are the JSON answers of the mon commands a snapshot is made of.

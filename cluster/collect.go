@@ -37,3 +37,29 @@ func Collect(conn *rados.Conn) (*Snapshot, error) {
 	}
 	return Parse(o, time.Now())
 }
+
+// radosConn is a watch's connection: its own, shut down once the watch's
+// last command returned.
+type radosConn struct{ conn *rados.Conn }
+
+// NewConn makes conn, a connection made for a watch alone, its Conn.
+func NewConn(conn *rados.Conn) Conn { return radosConn{conn} }
+
+func (c radosConn) Mon(cmd []byte) ([]byte, error) {
+	buf, info, err := c.conn.MonCommand(cmd)
+	return answer(buf, info, err)
+}
+
+func (c radosConn) Mgr(cmd []byte) ([]byte, error) {
+	buf, info, err := c.conn.MgrCommand([][]byte{cmd})
+	return answer(buf, info, err)
+}
+
+func (c radosConn) Close() { c.conn.Shutdown() }
+
+func answer(buf []byte, info string, err error) ([]byte, error) {
+	if err != nil {
+		return nil, fmt.Errorf("%v %s", err, info)
+	}
+	return buf, nil
+}

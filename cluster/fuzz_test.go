@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -46,4 +47,33 @@ func TestAnOSDTreeWithACycleIsWalkedOnce(t *testing.T) {
 	if strings.Join(got, " ") != "default@0 vm@1 osd.0@2" {
 		t.Errorf("tree %q; want each node once", got)
 	}
+}
+
+// FuzzWatch: whatever the cluster answers to the watch's commands, the
+// samples hold what could be read and one-line problems for the rest; what
+// they sum up to prints as lines and goes into a result's JSON. Seeds:
+// the answers of testdata/watch.
+func FuzzWatch(f *testing.F) {
+	for _, status := range []string{"status-clean.json", "status-osd-down.json", "status-deep-scrub.json"} {
+		f.Add(readWatchData(f, status), readWatchData(f, "osd-dump-osd-down.json"), readWatchData(f, "pool-stats.json"),
+			readWatchData(f, "osd-perf.json"), readWatchData(f, "status-clean.json"))
+	}
+	f.Fuzz(func(t *testing.T, status, dump, pools, perf, status2 []byte) {
+		s := &script{t: t, answers: map[string][]string{
+			"status": {"raw: " + string(status), "raw: " + string(status2)}, "osd dump": {"raw: " + string(dump)},
+			"osd pool stats": {"raw: " + string(pools)}, "osd perf": {"raw: " + string(perf)},
+		}}
+		d := Summarize(s.samples(3))
+		for _, p := range d.Problems {
+			fuzztest.OneLine(t, status, errors.New(p))
+		}
+		for _, l := range d.Lines() {
+			if strings.ContainsAny(l, "\n\r") {
+				t.Fatalf("a summary line of more than one line: %q", l)
+			}
+		}
+		if _, err := json.Marshal(Pair{During: d}); err != nil {
+			t.Fatalf("what the watch saw does not go into JSON: %v", err)
+		}
+	})
 }

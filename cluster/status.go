@@ -18,6 +18,9 @@ type Status struct {
 		NumMons int `json:"num_mons"`
 	} `json:"monmap"`
 	OSDMap struct {
+		// Epoch moves with every change of the OSD map: an OSD going
+		// down, out, up or in, a flag set, a pool made.
+		Epoch     int `json:"epoch"`
 		NumOSDs   int `json:"num_osds"`
 		NumUpOSDs int `json:"num_up_osds"`
 		NumInOSDs int `json:"num_in_osds"`

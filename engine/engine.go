@@ -262,6 +262,16 @@ type ClusterReporter interface {
 	ClusterSnapshot() (*cluster.Snapshot, error)
 }
 
+// ClusterWatcher is implemented by sessions on a Ceph cluster that the
+// runner's caller watches during each run (cluster.StartWatch).
+type ClusterWatcher interface {
+	// DialCluster opens a new connection to the session's cluster, for
+	// the watch alone, and names the pools the session's I/O goes to.
+	// The connection outlives the session: a command still in flight
+	// when the session closes runs on it safely; its holder closes it.
+	DialCluster() (cluster.Conn, []string, error)
+}
+
 // Engine opens sessions for the targets of one scheme.
 type Engine interface {
 	// Open validates the target against the workload and prepares it

@@ -15,6 +15,7 @@ import (
 	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/internal/peer/fioreport"
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
@@ -109,6 +110,11 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		r.header()
 		if err := errors.Join(headerErr, writeAll(results)); err != nil {
 			return err
+		}
+		for _, res := range results {
+			if res != nil {
+				report.ClusterLines(out.Stderr, res, "cephbench: "+res.Name+": ")
+			}
 		}
 		fmt.Fprintf(out.Stderr, "cephbench: %d results saved in %s\n", n, r.opts.Results)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cephbench/cephbench/engine/rados"
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
@@ -96,6 +97,7 @@ func radosPresenter(st step.Step, out IO) *radosPresentation {
 	p.Done = func(res *result.Result, saved string) error {
 		if opts.Format == "plain" {
 			cephtext.RadosSummary(out.Stdout, res, kind)
+			report.ClusterLines(out.Stdout, res, "")
 			if saved != "" {
 				fmt.Fprintf(out.Stdout, "Result saved to:        %s\n", saved)
 			}
@@ -111,6 +113,7 @@ func radosPresenter(st step.Step, out IO) *radosPresentation {
 			return err
 		}
 		fmt.Fprintf(out.Stdout, "%s\n", b)
+		report.ClusterLines(out.Stderr, res, "")
 		if saved != "" {
 			fmt.Fprintf(out.Stderr, "result saved to %s\n", saved)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/peer/cephtext"
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/report"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
@@ -64,6 +65,7 @@ func rbdPresenter(st step.Step, out IO) Presenter {
 		},
 		Done: func(res *result.Result, saved string) error {
 			cephtext.RBDSummary(out.Stdout, res)
+			report.ClusterLines(out.Stdout, res, "")
 			if saved != "" {
 				fmt.Fprintf(out.Stdout, "result saved to: %s\n", saved)
 			}

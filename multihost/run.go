@@ -299,6 +299,10 @@ func (l *link) sendJob(j frontend.Job, k, hosts int, opts Options) error {
 	}
 	for i := range own.Steps {
 		own.Steps[i].Save = "" // the agent sends its results back
+		if k > 0 {
+			// One watch of the cluster is enough: the first host's.
+			own.Steps[i].Watch = step.Watch{}
+		}
 	}
 	msg := agent.Job{Job: own}
 	if !opts.UnmeasuredClocks {

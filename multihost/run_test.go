@@ -378,3 +378,26 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 func (c *countingWriter) Close() error { return c.w.Close() }
 
 func (c *countingWriter) pings() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
+
+// One watch of the cluster is enough: the first host's step watches, the
+// others' do not.
+func TestOnlyTheFirstHostWatchesTheCluster(t *testing.T) {
+	hosts := startAgents(t, 2, nil)
+	hs := hostsOf(hosts)
+	recs := make([]*recorder, len(hs))
+	for i := range hs {
+		recs[i] = &recorder{WriteCloser: hosts[i].In}
+		hs[i].In = recs[i]
+	}
+	j := benchJob(nullWorkload(time.Second))
+	j.Steps[0].Watch = step.DefaultWatch
+	if _, err := Run(context.Background(), j, hs, Options{MaxSkew: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if w := recs[0].job(t).Job.Steps[0].Watch; w != step.DefaultWatch {
+		t.Errorf("the first host's step watches with %+v; want %+v", w, step.DefaultWatch)
+	}
+	if w := recs[1].job(t).Job.Steps[0].Watch; w != (step.Watch{}) {
+		t.Errorf("the second host's step watches with %+v; want no watch", w)
+	}
+}

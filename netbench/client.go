@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -399,4 +400,33 @@ func (c *client) combine(res *Result, sd *side, server *sideReport) error {
 		res.ServerSeries = server.Series
 	}
 	return nil
+}
+
+// ClientParams checks the client's host argument (a host or [IPv6]
+// address, without a port) and completes p from the direction flags and
+// the length of its writes, in bytes; it returns the host to dial. Its
+// errors are bad input, one line each.
+func ClientParams(arg string, p *Params, length int64, reverse, bidir bool) (string, error) {
+	host := strings.TrimSuffix(strings.TrimPrefix(arg, "["), "]")
+	if _, _, err := net.SplitHostPort(arg); err == nil {
+		return "", fmt.Errorf("%s: give the host alone and the port with --port", arg)
+	}
+	if host == "" {
+		return "", errors.New("no host given")
+	}
+	switch {
+	case reverse && bidir:
+		return "", errors.New("--reverse and --bidir: choose one")
+	case reverse:
+		p.Mode = Reverse
+	case bidir:
+		p.Mode = Bidir
+	default:
+		p.Mode = Forward
+	}
+	p.Buffer = int(min(length, 1<<40))
+	if err := p.Validate(); err != nil {
+		return "", err
+	}
+	return host, nil
 }

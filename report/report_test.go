@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
@@ -75,5 +76,28 @@ func TestSummaryAndTable(t *testing.T) {
 	Table(&b, []*result.Result{r})
 	if !strings.Contains(b.String(), "file-randread-4K*") || !strings.Contains(b.String(), "2.00ms") {
 		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// A run watched on a cluster says in its summary whether the cluster was
+// at rest, and what unsettled it; a run not watched says nothing of it.
+func TestSummaryHasTheClusterLine(t *testing.T) {
+	r := &result.Result{Name: "rados-bench-write", StopReason: result.StopDuration}
+	var b strings.Builder
+	Summary(&b, r)
+	if strings.Contains(b.String(), "cluster") {
+		t.Errorf("a run not watched:\n%s", b.String())
+	}
+	r.Cluster = &cluster.Pair{During: &cluster.During{Samples: 20, IntervalSeconds: 1}}
+	b.Reset()
+	Summary(&b, r)
+	if !strings.Contains(b.String(), "\n  cluster at rest during the run (20 samples, every 1s)\n") {
+		t.Errorf("summary:\n%s", b.String())
+	}
+	r.Cluster.During.Events = []cluster.Event{{What: "deep scrub", At: 7, Until: 11, PGs: 2}, {What: "osd.2 down", At: 40}}
+	b.Reset()
+	ClusterLines(&b, r, "")
+	if b.String() != "cluster NOT AT REST during the run: deep scrub on 2 PGs from 7 s to 11 s; osd.2 down at 40 s\n" {
+		t.Errorf("lines %q", b.String())
 	}
 }

@@ -78,11 +78,24 @@ func Summary(w io.Writer, r *result.Result) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+	ClusterLines(w, r, "  ")
 	for _, kind := range r.Kinds() {
 		// A time-to-first-byte kind is its ops' latency again, cut short.
 		if base, ok := strings.CutSuffix(kind, "-ttfb"); ok {
 			fmt.Fprintf(w, "  (%s: from each %s's start to the first byte of its response; %s: to its last byte)\n", kind, base, base)
 		}
+	}
+}
+
+// ClusterLines prints what the cluster did during r's run, each line
+// after indent: whether it was at rest, with what unsettled it, and what
+// the watch could not read. Nothing for a run not watched.
+func ClusterLines(w io.Writer, r *result.Result, indent string) {
+	if r.Cluster == nil || r.Cluster.During == nil {
+		return
+	}
+	for _, l := range r.Cluster.During.Lines() {
+		fmt.Fprintf(w, "%s%s\n", indent, l)
 	}
 }
 

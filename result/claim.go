@@ -13,6 +13,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/internal/io/atomicfile"
 	"github.com/cephbench/cephbench/metrics"
 )
@@ -21,8 +22,9 @@ import (
 // will save, held by a provisional result that says the run did not
 // finish, and its tick log beside it, streaming. A run killed at any
 // moment leaves a result that Load reads, rebuilt from the seconds its
-// tick log holds. Tick is a metrics.Subscriber; Pending's methods are
-// called from one goroutine.
+// tick log holds. Tick is a metrics.Subscriber; Tick and Cluster may be
+// called concurrently, Pending's other methods from one goroutine once
+// they are done.
 type Pending struct {
 	path string
 	log  *TickLog
@@ -91,6 +93,11 @@ func (p *Pending) Path() string { return p.path }
 
 // Tick appends one interval to the result's tick log.
 func (p *Pending) Tick(t metrics.Tick) { p.log.Tick(t) }
+
+// Cluster appends one sample of the cluster's to the result's tick log,
+// between its intervals: Load rebuilds a killed run's Cluster.During
+// from them.
+func (p *Pending) Cluster(s cluster.Sample) { p.log.Cluster(s) }
 
 // Discard removes the claimed result and its tick log, for a run that
 // made no result.
@@ -185,10 +192,17 @@ func (p *Pending) copyTo(r *Result, path string) (string, error) {
 }
 
 // rebuild fills in the figures of an unfinished result from intervals,
-// its tick log's: what a run killed before it saved had measured in the
-// seconds it finished.
-func (r *Result) rebuild(intervals []Interval) error {
+// its tick log's, and what the cluster did during the run from samples:
+// what a run killed before it saved had measured in the seconds it
+// finished.
+func (r *Result) rebuild(intervals []Interval, samples []cluster.Sample) error {
 	r.Series = seriesOf(intervals)
+	if len(samples) > 0 {
+		if r.Cluster == nil {
+			r.Cluster = &cluster.Pair{}
+		}
+		r.Cluster.During = cluster.Summarize(samples)
+	}
 	r.Ops, r.Errors, r.Histograms = map[string]metrics.KindSummary{}, map[string]int64{}, map[string]string{}
 	var elapsed float64
 	sums := map[string]*hdr.Histogram{}

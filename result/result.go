@@ -207,9 +207,9 @@ func Load(path string) (*Result, error) {
 		}
 		return &r, nil
 	}
-	intervals, err := ReadIntervals(log)
+	intervals, samples, err := readLog(log)
 	if err == nil {
-		err = r.rebuild(intervals)
+		err = r.rebuild(intervals, samples)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding a run killed before it saved, from its tick log: %w", path, err)

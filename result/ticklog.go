@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,10 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/internal/io/atomicfile"
 	"github.com/cephbench/cephbench/metrics"
 )
@@ -34,7 +37,11 @@ import (
 // measurement started (Go's shortest float form, read back exactly), and
 // the tagged line is the kind's latency histogram (ns) of the interval,
 // its times in seconds since the measurement started and its maximum in
-// milliseconds, as HdrHistogram logs have them.
+// milliseconds, as HdrHistogram logs have them. Between intervals, a run
+// on a Ceph cluster has the cluster's samples (cluster.Sample), each a
+// line
+//
+//	#cluster {JSON}
 
 // TickLogExt is the extension of a result's tick log.
 const TickLogExt = ".hlog"
@@ -50,8 +57,10 @@ func TickLogPath(resultPath string) string {
 // leaves every closed interval on disk. Once a write fails (the disk is
 // full), the intervals the file did not take are kept in memory, so that
 // a copy of the whole log can still be made elsewhere. Tick is a
-// metrics.Subscriber; it and Close are called from one goroutine.
+// metrics.Subscriber; Tick and Cluster are safe to call concurrently, and
+// Close is called after both are done.
 type TickLog struct {
+	mu   sync.Mutex // holds buf for one interval's or sample's lines
 	path string
 	f    *os.File
 	buf  bytes.Buffer
@@ -89,6 +98,8 @@ func createTickLog(path string, start time.Time, flag int) (*TickLog, error) {
 
 // Tick appends one interval to the log.
 func (l *TickLog) Tick(t metrics.Tick) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.err != nil && !l.spilling {
 		return // a histogram failed to encode: the log cannot go on
 	}
@@ -108,6 +119,24 @@ func (l *TickLog) Tick(t metrics.Tick) {
 	}
 	l.flush()
 }
+
+// Cluster appends one cluster sample to the log, between intervals.
+func (l *TickLog) Cluster(s cluster.Sample) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return // a sample is numbers and strings: it always encodes
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil && !l.spilling {
+		return
+	}
+	fmt.Fprintf(&l.buf, "%s%s\n", clusterPrefix, b)
+	l.flush()
+}
+
+// clusterPrefix starts a cluster sample's line.
+const clusterPrefix = "#cluster "
 
 // flush writes what the buffer holds, one write per interval, or keeps it
 // once a write failed.
@@ -209,16 +238,28 @@ type Interval struct {
 // ReadIntervals reads a tick log back into its intervals, each with its
 // histograms, as ReadTickLog reads its series.
 func ReadIntervals(path string) ([]Interval, error) {
+	intervals, _, err := readLog(path)
+	return intervals, err
+}
+
+// ClusterSamples reads the cluster's samples back from the tick log at
+// path, in the order taken; a sample that does not decode is left out.
+func ClusterSamples(path string) ([]cluster.Sample, error) {
+	_, samples, err := readLog(path)
+	return samples, err
+}
+
+func readLog(path string) ([]Interval, []cluster.Sample, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	intervals, err := readTicks(bufio.NewReader(f))
+	intervals, samples, err := readTicks(bufio.NewReader(f))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return intervals, nil
+	return intervals, samples, nil
 }
 
 // SaveNew saves r, with intervals as its series (nil: none), at path or,
@@ -252,8 +293,9 @@ func (r *Result) SaveNew(path string, intervals []Interval) (string, error) {
 	return p.Finish(r)
 }
 
-func readTicks(r *bufio.Reader) ([]Interval, error) {
+func readTicks(r *bufio.Reader) ([]Interval, []cluster.Sample, error) {
 	series := []Interval{}
+	var samples []cluster.Sample
 	var sec *Interval   // the interval being read
 	var want int        // its kinds
 	var kind string     // the kind whose histogram comes next
@@ -265,42 +307,47 @@ func readTicks(r *bufio.Reader) ([]Interval, error) {
 			break // a line without its newline is a write cut short
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		line = strings.TrimSuffix(line, "\n")
 		switch {
+		case strings.HasPrefix(line, clusterPrefix):
+			var smp cluster.Sample
+			if json.Unmarshal([]byte(strings.TrimPrefix(line, clusterPrefix)), &smp) == nil {
+				samples = append(samples, smp)
+			}
 		case strings.HasPrefix(line, "#tick "):
 			if !complete() {
-				return nil, fmt.Errorf("line %d: an interval with %d of its %d kinds", n, len(sec.Kinds), want)
+				return nil, nil, fmt.Errorf("line %d: an interval with %d of its %d kinds", n, len(sec.Kinds), want)
 			}
 			if sec != nil {
 				series = append(series, *sec)
 			}
 			sec = &Interval{Second: metrics.Second{Kinds: map[string]metrics.KindSecond{}}, Histograms: map[string]string{}}
 			if _, err := fmt.Sscanf(line, "#tick t=%g dur=%g kinds=%d", &sec.T, &sec.Dur, &want); err != nil {
-				return nil, fmt.Errorf("line %d: %q: %w", n, line, err)
+				return nil, nil, fmt.Errorf("line %d: %q: %w", n, line, err)
 			}
 			// Sscanf reads NaN and Inf, which no JSON (a report's, a
 			// merged result's) can hold.
 			if !finite(sec.T) || !finite(sec.Dur) || sec.Dur < 0 {
-				return nil, fmt.Errorf("line %d: %q: t and dur are not seconds", n, line)
+				return nil, nil, fmt.Errorf("line %d: %q: t and dur are not seconds", n, line)
 			}
 		case strings.HasPrefix(line, "#kind "):
 			if sec == nil || kind != "" {
-				return nil, fmt.Errorf("line %d: a kind out of place", n)
+				return nil, nil, fmt.Errorf("line %d: a kind out of place", n)
 			}
 			if _, err := fmt.Sscanf(line, "#kind %s ops=%d bytes=%d errors=%d last_ns=%d", &kind, &counts[0], &counts[1], &counts[2], &counts[3]); err != nil {
-				return nil, fmt.Errorf("line %d: %q: %w", n, line, err)
+				return nil, nil, fmt.Errorf("line %d: %q: %w", n, line, err)
 			}
 		case strings.HasPrefix(line, "Tag="):
 			tag, fields, _ := strings.Cut(strings.TrimPrefix(line, "Tag="), ",")
 			parts := strings.Split(fields, ",")
 			if tag != kind || len(parts) != 4 {
-				return nil, fmt.Errorf("line %d: a histogram tagged %q where %q's was due", n, tag, kind)
+				return nil, nil, fmt.Errorf("line %d: a histogram tagged %q where %q's was due", n, tag, kind)
 			}
 			h, err := hdr.Decode([]byte(parts[3]))
 			if err != nil {
-				return nil, fmt.Errorf("line %d: the %s histogram: %w", n, kind, err)
+				return nil, nil, fmt.Errorf("line %d: the %s histogram: %w", n, kind, err)
 			}
 			sec.Kinds[kind] = metrics.NewKindSecond(counts[0], counts[1], counts[2], counts[3], h)
 			sec.Histograms[kind] = parts[3]
@@ -310,5 +357,5 @@ func readTicks(r *bufio.Reader) ([]Interval, error) {
 	if sec != nil && complete() {
 		series = append(series, *sec)
 	}
-	return series, nil
+	return series, samples, nil
 }

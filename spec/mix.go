@@ -70,3 +70,27 @@ func (m OpMix) mixError() error {
 	}
 	return nil
 }
+
+// rwModes maps fio's rw= names to a pattern and the share of reads.
+var rwModes = map[string]struct {
+	pattern Pattern
+	reads   int // -1: the mix's
+}{
+	"read": {Sequential, 100}, "write": {Sequential, 0},
+	"randread": {Random, 100}, "randwrite": {Random, 0},
+	"rw": {Sequential, -1}, "readwrite": {Sequential, -1}, "randrw": {Random, -1},
+}
+
+// ParseRW reads rw, as fio's rw= names it (any case), into a pattern and
+// the percentage of reads, rwmixread for the modes that mix them. An
+// unknown mode is an error of one line naming the known ones.
+func ParseRW(rw string, rwmixread int) (Pattern, int, error) {
+	mode, ok := rwModes[strings.ToLower(rw)]
+	if !ok {
+		return "", 0, fmt.Errorf("invalid --rw %q (want read, write, randread, randwrite, rw, readwrite or randrw)", rw)
+	}
+	if mode.reads < 0 {
+		return mode.pattern, rwmixread, nil
+	}
+	return mode.pattern, mode.reads, nil
+}

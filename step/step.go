@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/metrics"
@@ -50,6 +51,9 @@ type Step struct {
 	// Front is the command the step was asked for with, and that
 	// command's options beyond the workload.
 	Front Front `json:"front"`
+	// Watch is how the cluster is watched during the run, for targets
+	// on a Ceph cluster; the zero Watch watches nothing.
+	Watch Watch `json:"watch,omitzero"`
 }
 
 // Output says how this process presents a step while it runs. The zero
@@ -153,8 +157,10 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 
 	state := snapshotBefore(sess)
 	disks := watchDisks(&st.Workload)
+	watch := dialWatch(sess, st.Watch)
 	notRun := func(err error) (*result.Result, error) {
 		disks.stop()
+		watch.stop()
 		return nil, errors.Join(fmt.Errorf("%s: %w", st.Name, err), closeSess())
 	}
 	if out.Gate != nil {
@@ -176,7 +182,9 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		opts.Subscribers = append(opts.Subscribers, pending.Tick)
 	}
 	opts.Subscribers = append(opts.Subscribers, subscribers...)
+	watch.start(pending)
 	outcome, runErr := runner.Run(ctx, sess, &st.Workload, opts)
+	during := watch.stop()
 	state.takeAfter()
 	// Clean up even when interrupted: the user's Ctrl-C must not leave
 	// our files behind.
@@ -192,9 +200,15 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		return nil, fmt.Errorf("%s: %w", st.Name, runErr)
 	}
 	res.Cluster = state.pair
+	if during != nil {
+		if res.Cluster == nil {
+			res.Cluster = &cluster.Pair{}
+		}
+		res.Cluster.During = during
+	}
 	res.Disks = disks.stop()
 	res.Plan = st.Plan
-	res.Notes = append(append(append([]string{}, st.Notes...), res.Notes...), notes(sess, res, state, closeErr)...)
+	res.Notes = append(append(append([]string{}, st.Notes...), res.Notes...), notes(sess, res, state, watch, closeErr)...)
 	var saveErr error
 	if pending != nil {
 		if res.Path, saveErr = pending.Finish(res); saveErr != nil {
@@ -279,12 +293,15 @@ func (l *Live) Line(st Step) *report.Live {
 // notes are what a reader of the result needs to trust it: the ops that
 // failed, the cluster's state that could not be read or that changed,
 // buffered I/O in place of O_DIRECT, a failed cleanup.
-func notes(sess engine.Session, res *result.Result, state *snapshots, closeErr error) []string {
+func notes(sess engine.Session, res *result.Result, state *snapshots, watch *clusterWatch, closeErr error) []string {
 	var n []string
 	if f := failureNote(res); f != "" {
 		n = append(n, f)
 	}
 	n = append(n, state.notes()...)
+	if w := watch.note(); w != "" {
+		n = append(n, w)
+	}
 	if df, ok := sess.(engine.BufferedFallback); ok && df.DirectFallback() {
 		n = append(n, "the filesystem refused O_DIRECT, so this step used buffered I/O (page cache)")
 	}

@@ -79,6 +79,7 @@ type Session struct {
 
 var (
 	_ engine.ClusterReporter = (*Session)(nil)
+	_ engine.ClusterWatcher  = (*Session)(nil)
 	_ engine.Syncer          = (*Session)(nil)
 )
 
@@ -282,6 +283,26 @@ func (s *Session) prepare(ctx context.Context, w *spec.Workload, f file, id, siz
 // ClusterSnapshot records the cluster's state over the session's
 // connection.
 func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(s.conn) }
+
+// DialCluster connects anew to the session's cluster, for a watch of the
+// file system's metadata and data pools (`ceph fs ls`).
+func (s *Session) DialCluster() (cluster.Conn, []string, error) {
+	conn, err := cbrados.Connect(s.target.Conn, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := cluster.NewConn(conn)
+	fs, err := c.Mon([]byte(`{"prefix":"fs ls","format":"json"}`))
+	var pools []string
+	if err == nil {
+		pools, err = cluster.FSPools(fs, s.target.FS)
+	}
+	if err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("ceph fs ls: %w", err)
+	}
+	return c, pools, nil
+}
 
 // Geometry returns the Blocks layout: one file per worker.
 func (s *Session) Geometry() engine.Geometry { return s.geo }

@@ -24,8 +24,9 @@ import (
 // (Objects) and removes them. Its methods are safe for concurrent use,
 // but Close is called once, after its sessions are closed.
 type Pool struct {
-	conn  *rados.Conn
-	ioctx *rados.IOContext
+	conn   *rados.Conn
+	ioctx  *rados.IOContext
+	target Target
 }
 
 // OpenPool connects to t's cluster and opens t's pool; a pool that does not
@@ -44,7 +45,7 @@ func OpenPool(t Target) (*Pool, error) {
 		conn.Shutdown()
 		return nil, fmt.Errorf("opening pool %s: %w", t.Pool, err)
 	}
-	return &Pool{conn: conn, ioctx: ioctx}, nil
+	return &Pool{conn: conn, ioctx: ioctx, target: t}, nil
 }
 
 // Close disconnects.
@@ -178,6 +179,7 @@ var (
 	_ engine.AsyncSession    = (*ObjectSet)(nil)
 	_ engine.ObjectSet       = (*ObjectSet)(nil)
 	_ engine.ClusterReporter = (*ObjectSet)(nil)
+	_ engine.ClusterWatcher  = (*ObjectSet)(nil)
 )
 
 // Objects returns the session on the objects names, of sizes bytes each
@@ -193,6 +195,10 @@ func (s *ObjectSet) Geometry() engine.Geometry {
 
 // ClusterSnapshot is the pool's cluster's state.
 func (s *ObjectSet) ClusterSnapshot() (*cluster.Snapshot, error) { return s.pool.ClusterSnapshot() }
+
+// DialCluster connects anew to the pool's cluster, for a watch of the
+// pool.
+func (s *ObjectSet) DialCluster() (cluster.Conn, []string, error) { return dialWatch(s.pool.target) }
 
 // ObjectSizes returns each object's size, by index.
 func (s *ObjectSet) ObjectSizes() []int64 { return s.sizes }

@@ -120,6 +120,7 @@ var (
 	_ engine.AsyncSession    = (*Session)(nil)
 	_ engine.Payload         = (*Session)(nil)
 	_ engine.ClusterReporter = (*Session)(nil)
+	_ engine.ClusterWatcher  = (*Session)(nil)
 )
 
 // Open connects, checks that the pool exists and, for a workload that
@@ -215,6 +216,19 @@ func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) {
 		return snap, nil
 	}
 	return cluster.Collect(s.conn)
+}
+
+// DialCluster connects anew to the session's cluster, for a watch of its
+// pool.
+func (s *Session) DialCluster() (cluster.Conn, []string, error) { return dialWatch(s.target) }
+
+// dialWatch connects to t's cluster for a watch of t's pool.
+func dialWatch(t Target) (cluster.Conn, []string, error) {
+	conn, err := Connect(t, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cluster.NewConn(conn), []string{t.Pool}, nil
 }
 
 // Prefix is the name prefix of the objects this session reads or writes.

@@ -111,6 +111,7 @@ type Session struct {
 var (
 	_ engine.AsyncSession    = (*Session)(nil)
 	_ engine.ClusterReporter = (*Session)(nil)
+	_ engine.ClusterWatcher  = (*Session)(nil)
 	_ engine.Syncer          = (*Session)(nil)
 )
 
@@ -370,6 +371,16 @@ func (w imageWriter) WriteAt(b []byte, off int64) (int, error) {
 // ClusterSnapshot records the cluster's state over the session's
 // connection.
 func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(s.conn) }
+
+// DialCluster connects anew to the session's cluster, for a watch of the
+// image's pool.
+func (s *Session) DialCluster() (cluster.Conn, []string, error) {
+	conn, err := cbrados.Connect(s.target.Conn, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cluster.NewConn(conn), []string{s.target.Conn.Pool}, nil
+}
 
 // Geometry returns the Blocks layout over one region: the image, or the
 // workload's size of it, or the target's part of that; ops' offsets are

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,16 +9,6 @@ import (
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
-
-// rwModes maps fio's rw= names to a pattern and the share of reads.
-var rwModes = map[string]struct {
-	pattern spec.Pattern
-	reads   int // -1: take --rwmixread
-}{
-	"read": {spec.Sequential, 100}, "write": {spec.Sequential, 0},
-	"randread": {spec.Random, 100}, "randwrite": {spec.Random, 0},
-	"rw": {spec.Sequential, -1}, "readwrite": {spec.Sequential, -1}, "randrw": {spec.Random, -1},
-}
 
 // workloadFlags are the flags that describe one workload.
 type workloadFlags struct {
@@ -67,13 +56,8 @@ func (f *workloadFlags) workload(env Env, name string) (spec.Workload, error) {
 		return w, err
 	}
 	w.Target = t
-	mode, ok := rwModes[strings.ToLower(f.rw)]
-	if !ok {
-		return w, usagef("invalid --rw %q (want read, write, randread, randwrite, rw, readwrite or randrw)", f.rw)
-	}
-	w.Pattern, w.ReadPercent = mode.pattern, mode.reads
-	if mode.reads < 0 {
-		w.ReadPercent = f.rwmixread
+	if w.Pattern, w.ReadPercent, err = spec.ParseRW(f.rw, f.rwmixread); err != nil {
+		return w, usageErr(err)
 	}
 	if w.Duration == 0 && w.TotalOps == 0 && w.TotalBytes == 0 {
 		w.Duration = spec.Duration(10 * time.Second)
@@ -122,6 +106,7 @@ func newBenchCmd(env Env) *cobra.Command {
 	resultsFlag(cmd.Flags(), &results)
 	env.hosts.register(cmd.Flags())
 	env.metrics.register(cmd.Flags())
+	env.watchFlag(cmd.Flags())
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no per-second table")
 	return cmd
 }

@@ -54,6 +54,9 @@ type Env struct {
 	hosts *hostFlags
 	// metrics are the flags that serve a run's live metrics.
 	metrics *metricsFlags
+	// watch is how the commands on Ceph targets watch the cluster
+	// (--cluster-interval), given to every step a command line runs.
+	watch *step.Watch
 }
 
 func (env Env) getenv(key string) string {
@@ -89,6 +92,12 @@ func (env Env) readFile(p string) ([]byte, error) { return os.ReadFile(env.path(
 func (env Env) run(ctx context.Context, j frontend.Job) error {
 	if stray := env.hosts.stray(); stray != "" && !env.hosts.given() {
 		return usagef("%s is for a run on other hosts: give them with --hosts or --hostfile", stray)
+	}
+	if err := env.watch.Validate(); err != nil {
+		return usageErr(err)
+	}
+	for i := range j.Steps {
+		j.Steps[i].Watch = *env.watch
 	}
 	if env.parsed != nil {
 		if env.metrics.listen != "" {
@@ -181,7 +190,7 @@ command's job on Kubernetes pods at once (cephbench-k8s, "make k8s").`,
 		SilenceErrors: true,
 		Version:       result.Version,
 	}
-	env.hosts, env.metrics = &hostFlags{}, &metricsFlags{}
+	env.hosts, env.metrics, env.watch = &hostFlags{}, &metricsFlags{}, new(step.DefaultWatch)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })

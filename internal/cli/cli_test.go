@@ -351,3 +351,24 @@ func TestHostFlagsWithoutHostsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// --cluster-interval is refused below what the monitors should be asked
+// at, before any I/O, on the commands that take it; 0 turns the watch off.
+func TestClusterIntervalIsCheckedBeforeAnyIO(t *testing.T) {
+	results := t.TempDir()
+	for _, args := range [][]string{
+		{"bench", "--target", "null://", "--duration", "1s", "--cluster-interval", "10ms"},
+		{"fio", "--name=x", "--ioengine=null", "--size=1M", "--cluster-interval", "10ms"},
+		{"bench", "--target", "null://", "--duration", "1s", "--cluster-interval", "-1s"},
+	} {
+		code, stdout, stderr := cephbench(t, context.Background(), append(args, "--results", results)...)
+		wantUsageError(t, strings.Join(args, " "), code, stdout, stderr)
+		if !strings.Contains(stderr, "--cluster-interval") {
+			t.Errorf("%s: %q does not name --cluster-interval", strings.Join(args, " "), stderr)
+		}
+	}
+	code, stdout, stderr := cephbench(t, context.Background(), "bench", "--target", "null://", "--ops", "100", "--cluster-interval", "0", "--results", results)
+	if code != 0 || strings.Contains(stdout, "cluster") {
+		t.Errorf("exit %d, %s\n%s", code, stdout, stderr)
+	}
+}

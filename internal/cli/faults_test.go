@@ -5,6 +5,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,7 +98,7 @@ func runBroken(t *testing.T, delay time.Duration, fault func(context.Context) er
 	if limit := duration + lateBy + snapshotTimeout + commandMargin; took > limit {
 		t.Errorf("the command took %v; want within %v", took, limit)
 	}
-	return brokenRun{r, notes, code, errOut, ferr}
+	return brokenRun{r, notes, code, out, errOut, ferr}
 }
 
 // brokenRun is what a run under a fault left: its result, the result's
@@ -105,10 +106,10 @@ func runBroken(t *testing.T, delay time.Duration, fault func(context.Context) er
 // error.
 type brokenRun struct {
 	*result.Result
-	notes  string
-	code   int
-	stderr string
-	fault  error
+	notes          string
+	code           int
+	stdout, stderr string
+	fault          error
 }
 
 // faultOnceRunning calls fault delay after a tick log appears under
@@ -199,7 +200,28 @@ func TestDisruptiveRadosBenchTimesOutOpsWhenEveryOSDStops(t *testing.T) {
 		ids = append(ids, id)
 	}
 	stop := func(ctx context.Context) error { return c.StopOSD(ctx, ids...) }
-	timedOutWrites(t, pool, stop, "the cluster changed during the run: OSDs up 3, in 3 before", "more not tried, as a remove timed out")
+	r := timedOutWrites(t, pool, stop, "the cluster changed during the run: OSDs up 3, in 3 before", "more not tried, as a remove timed out")
+	// The watch saw each OSD go down after the fault, 1.5 s in, and
+	// before the run's end (5 s, and the 3 s op timeout).
+	if r.Cluster == nil || r.Cluster.During == nil {
+		t.Fatalf("the run was not watched: %+v", r.Cluster)
+	}
+	d := r.Cluster.During
+	t.Logf("during: %d samples, events %v, problems %q", d.Samples, d.Events, d.Problems)
+	for _, id := range ids {
+		var at []float64
+		for _, e := range d.Events {
+			if e.What == fmt.Sprintf("osd.%d down", id) {
+				at = append(at, e.At)
+			}
+		}
+		if len(at) != 1 || at[0] < 1 || at[0] > 8+runMargin.Seconds() {
+			t.Errorf("osd.%d down at %v s; want once, between 1 s and the run's end", id, at)
+		}
+	}
+	if !strings.Contains(r.stdout, "\ncluster NOT AT REST during the run: ") || !strings.Contains(r.stdout, "osd.0 down at ") {
+		t.Errorf("the summary does not say the cluster was not at rest:\n%s", r.stdout)
+	}
 }
 
 // timedOutWrites runs a 5 s rados bench write to pool (4 KiB, 16 in
@@ -208,7 +230,7 @@ func TestDisruptiveRadosBenchTimesOutOpsWhenEveryOSDStops(t *testing.T) {
 // every failure after is an ETIMEDOUT, that the run ended within the op
 // timeout of its planned end, and that its notes say so, the cleanup
 // that failed, and what else is wanted.
-func timedOutWrites(t *testing.T, pool string, fault func(context.Context) error, wanted ...string) *result.Result {
+func timedOutWrites(t *testing.T, pool string, fault func(context.Context) error, wanted ...string) brokenRun {
 	t.Helper()
 	const duration, opTimeout = 5 * time.Second, 3 * time.Second
 	r := runBroken(t, 1500*time.Millisecond, fault, duration, opTimeout,
@@ -225,7 +247,7 @@ func timedOutWrites(t *testing.T, pool string, fault func(context.Context) error
 			t.Errorf("notes %q lack %q", r.notes, want)
 		}
 	}
-	return r.Result
+	return r
 }
 
 // radosgw killed mid-run: the puts that follow fail at once and are

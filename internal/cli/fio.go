@@ -29,6 +29,8 @@ cephbench's own options:
   --results DIR   where cephbench's own JSON results go (default cephbench-results)
   --hosts h1,h2,...  run on these hosts at once over ssh; fio's output is of the merged
                   jobs (--hostfile and the other host flags: see cephbench bench --help)
+  --cluster-interval D  sample a Ceph cluster's own view this often during the run
+                  (default 1s; 0: do not); the verdict goes to stderr
 
 Examples:
   cephbench fio --rw=rw --bs=1m --size=10M --numjobs=20 --group_reporting --name=test-rw
@@ -48,6 +50,7 @@ func newFioCmd(env Env) *cobra.Command {
 			hosts := pflag.NewFlagSet("hosts", pflag.ContinueOnError)
 			env.hosts.register(hosts)
 			env.metrics.register(hosts)
+			env.watchFlag(hosts)
 			args, err := cmdline.Take(hosts, args)
 			if err != nil {
 				return usageErr(err)

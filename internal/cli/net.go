@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -107,33 +106,6 @@ busy with another test or the test fails midway (the server or the network
 went away: what was measured is not trustworthy, so no result is saved);
 130 on Ctrl-C, after the test stopped early and its result was saved.`
 
-// netClientParams checks the client's host argument and completes p from
-// the direction and length flags; it returns the host to dial.
-func netClientParams(arg string, p *netbench.Params, length spec.Size, reverse, bidir bool) (string, error) {
-	host := strings.TrimSuffix(strings.TrimPrefix(arg, "["), "]")
-	if _, _, err := net.SplitHostPort(arg); err == nil {
-		return "", usagef("%s: give the host alone and the port with --port", arg)
-	}
-	if host == "" {
-		return "", usagef("no host given")
-	}
-	switch {
-	case reverse && bidir:
-		return "", usagef("--reverse and --bidir: choose one")
-	case reverse:
-		p.Mode = netbench.Reverse
-	case bidir:
-		p.Mode = netbench.Bidir
-	default:
-		p.Mode = netbench.Forward
-	}
-	p.Buffer = int(min(length, 1<<40))
-	if err := p.Validate(); err != nil {
-		return "", usageErr(err)
-	}
-	return host, nil
-}
-
 func newNetClientCmd(env Env) *cobra.Command {
 	var (
 		p       = netbench.Params{Streams: 1, Duration: spec.Duration(10 * time.Second), RTT: spec.Duration(time.Second)}
@@ -151,9 +123,9 @@ func newNetClientCmd(env Env) *cobra.Command {
 		Long:  netClientLong,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			host, err := netClientParams(args[0], &p, length, reverse, bidir)
+			host, err := netbench.ClientParams(args[0], &p, int64(length), reverse, bidir)
 			if err != nil {
-				return err
+				return usageErr(err)
 			}
 			if format != "text" && format != "json" {
 				return usagef("invalid --format %q (want text or json)", format)

@@ -165,6 +165,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 	resultsFlag(fl, &results)
 	env.hosts.register(fl)
 	env.metrics.register(fl)
+	env.watchFlag(fl)
 	return cmd
 }
 

@@ -122,6 +122,7 @@ Ceph 16 ignores), is --read-percent here.`,
 	fl.Var(&align, "offset-align", "align each op's offset down to a multiple of this (0: unaligned)")
 	resultsFlag(fl, &results)
 	env.metrics.register(fl)
+	env.watchFlag(fl)
 	// The spellings found in field reports and older releases.
 	fl.IntVar(&readPercent, "percent", readPercent, "same as --read-percent")
 	fl.Var(&minObject, "min-objects-size", "same as --min-object-size")

@@ -104,6 +104,7 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 	resultsFlag(fl, &f.results)
 	env.hosts.register(fl)
 	env.metrics.register(fl)
+	env.watchFlag(fl)
 	return cmd
 }
 

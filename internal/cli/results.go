@@ -15,6 +15,12 @@ func resultsFlag(fl *pflag.FlagSet, dir *string) {
 	fl.StringVar(dir, "results", defaultResults, "folder under which results are saved")
 }
 
+// watchFlag registers --cluster-interval, how often a command on a Ceph
+// target samples the cluster during its run.
+func (env Env) watchFlag(fl *pflag.FlagSet) {
+	fl.Var(&env.watch.Interval, "cluster-interval", "sample the Ceph cluster's own view this often during the run (0: do not)")
+}
+
 // stampLayout is the local time that starts the names of saved results
 // and results folders, so that they sort by when they ran.
 const stampLayout = "20060102-150405"

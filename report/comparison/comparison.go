@@ -37,11 +37,14 @@ func New(a, b Side, c aggregate.Comparison, conds []aggregate.Condition, ignoreN
 // Side describes one side of a comparison: where its results are and
 // how many.
 type Side struct {
-	Path        string    `json:"path"`
-	Plan        string    `json:"plan,omitempty"`
-	Results     int       `json:"results"`
-	Interrupted int       `json:"interrupted,omitempty"`
-	Start       time.Time `json:"start,omitzero"` // of the first result
+	Path        string `json:"path"`
+	Plan        string `json:"plan,omitempty"`
+	Results     int    `json:"results"`
+	Interrupted int    `json:"interrupted,omitempty"`
+	// NotAtRest counts the results whose run saw the cluster do other
+	// work (a scrub, recovery, an OSD down): their figures may show it.
+	NotAtRest int       `json:"cluster_not_at_rest,omitempty"`
+	Start     time.Time `json:"start,omitzero"` // of the first result
 }
 
 // SideOf describes the results set s, loaded from path.
@@ -58,6 +61,9 @@ func SideOf(path string, s *aggregate.Set) Side {
 		}
 		if r.Interrupted {
 			side.Interrupted++
+		}
+		if r.Cluster != nil && r.Cluster.During != nil && !r.Cluster.During.AtRest() {
+			side.NotAtRest++
 		}
 	}
 	return side
@@ -158,6 +164,15 @@ func (r *Report) Write(w io.Writer, markdown bool) {
 	}
 
 	var notes []string
+	for _, side := range []struct {
+		name string
+		s    Side
+	}{{"A", r.A}, {"B", r.B}} {
+		if side.s.NotAtRest > 0 {
+			notes = append(notes, fmt.Sprintf("%s: the cluster was NOT AT REST during %d of its %d runs (a scrub, recovery, an OSD or health change): cephbench report says what it did",
+				side.name, side.s.NotAtRest, side.s.Results))
+		}
+	}
 	for _, k := range r.OnlyA {
 		notes = append(notes, "only in A: "+k.String())
 	}

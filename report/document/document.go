@@ -40,6 +40,10 @@ type Document struct {
 	// has one, ClusterAfter after the last.
 	ClusterBefore *cluster.Snapshot `json:"cluster_before,omitempty"`
 	ClusterAfter  *cluster.Snapshot `json:"cluster_after,omitempty"`
+	// ClusterDuring says, for each result whose run watched the cluster,
+	// whether it was at rest and what unsettled it, prefixed with its
+	// step.
+	ClusterDuring []string `json:"cluster_during,omitempty"`
 	// Notes are the results' notes, each prefixed with its step.
 	Notes []string `json:"notes,omitempty"`
 	// Incomplete lists what did not finish: interrupted results, and the
@@ -104,6 +108,11 @@ func New(set *aggregate.Set, title string) *Document {
 			}
 			if r.Cluster.After != nil {
 				d.ClusterAfter = r.Cluster.After
+			}
+			if r.Cluster.During != nil {
+				for _, l := range r.Cluster.During.Lines() {
+					d.ClusterDuring = append(d.ClusterDuring, stepOf(r)+": "+l)
+				}
 			}
 		}
 		for _, n := range r.Notes {
@@ -498,6 +507,9 @@ func (d *Document) context() []section {
 	}
 	if d.ClusterAfter != nil {
 		out = append(out, section{"Cluster after", snapshotLines(d.ClusterAfter)})
+	}
+	if len(d.ClusterDuring) > 0 {
+		out = append(out, section{"Cluster during the runs", d.ClusterDuring})
 	}
 	if len(d.Notes) > 0 {
 		out = append(out, section{"Notes", d.Notes})

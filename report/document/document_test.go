@@ -43,7 +43,9 @@ func sample() *aggregate.Set {
 		s.Results = append(s.Results, r)
 	}
 	s.Results[0].Cluster = &cluster.Pair{Before: &cluster.Snapshot{Health: cluster.Health{Status: "HEALTH_WARN", Checks: map[string]string{"POOL_NO_REDUNDANCY": "1 pool(s) have no replicas"}},
-		OSDs: cluster.OSDCounts{Total: 3, Up: 3, In: 3}, Pools: []cluster.Pool{{Name: "rbd", Type: "replicated", Size: 1, MinSize: 1, PGNum: 32}}}}
+		OSDs: cluster.OSDCounts{Total: 3, Up: 3, In: 3}, Pools: []cluster.Pool{{Name: "rbd", Type: "replicated", Size: 1, MinSize: 1, PGNum: 32}}},
+		During: &cluster.During{Samples: 10, IntervalSeconds: 1, Events: []cluster.Event{{What: "deep scrub", At: 2, Until: 6, PGs: 3}}}}
+	s.Results[1].Cluster = &cluster.Pair{During: &cluster.During{Samples: 10, IntervalSeconds: 1}}
 	s.Results[5].Interrupted, s.Results[5].ElapsedSeconds = true, 4.5
 	s.Results[5].Notes = []string{"the filesystem refused O_DIRECT"}
 	return s
@@ -66,6 +68,8 @@ func TestTextHasTheAggregatedRowsSideBySideAndContext(t *testing.T) {
 		"results/x: plan ssd, failed, started 2026-11-30 10:00:00 UTC",
 		"client1: kernel 6.1, 8 CPUs", "randwrite @cephfs #3: the filesystem refused O_DIRECT",
 		"read @rbd #1: failed (pool gone)", "randwrite @cephfs #3: interrupted after 4.5s",
+		"Cluster during the runs", "randwrite @rbd #1: cluster NOT AT REST during the run: deep scrub on 3 PGs from 2 s to 6 s",
+		"randwrite @rbd #2: cluster at rest during the run (10 samples, every 1s)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the text lacks %q:\n%s", want, out)

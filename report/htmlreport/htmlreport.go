@@ -697,13 +697,23 @@ func clusterViewOf(s *cluster.Snapshot, of string) *clusterView {
 	return v
 }
 
-// notes collects the results' notes and what did not finish: results cut
-// short and plan steps that failed or were interrupted.
+// notes collects the results' notes, with what the cluster did during
+// their runs, and what did not finish or ran on a cluster not at rest:
+// results cut short, plan steps that failed or were interrupted.
 func notes(set *aggregate.Set) (ns, problems []string) {
 	for _, r := range set.Results {
 		where := fmt.Sprintf("%s on %s, repeat %d", r.Plan.Step, aggregate.TargetOf(r), max(r.Plan.Repeat, 1))
 		for _, n := range r.Notes {
 			ns = append(ns, where+": "+n)
+		}
+		if r.Cluster != nil && r.Cluster.During != nil {
+			for i, l := range r.Cluster.During.Lines() {
+				if i == 0 && !r.Cluster.During.AtRest() {
+					problems = append(problems, where+": "+l)
+				} else {
+					ns = append(ns, where+": "+l)
+				}
+			}
 		}
 		if r.Interrupted {
 			problems = append(problems, fmt.Sprintf("%s was interrupted after %.1f s: its figures cover what was measured.", where, r.ElapsedSeconds))

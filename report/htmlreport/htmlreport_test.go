@@ -420,7 +420,8 @@ func TestContextShowsHostPlanClusterAndNotes(t *testing.T) {
 		"read": {bs: 4096, perSecond: steady(3, 100), latency: func(int, int) int64 { return 1e6 }},
 	})
 	r.Notes = []string{"O_DIRECT fell back to buffered I/O"}
-	r.Cluster = &cluster.Pair{Before: snapshot()}
+	r.Cluster = &cluster.Pair{Before: snapshot(), During: &cluster.During{Samples: 3, IntervalSeconds: 1,
+		Events: []cluster.Event{{What: "osd.2 down", At: 2}}, Problems: []string{"ceph osd perf: timed out"}}}
 	m := &result.Manifest{
 		Schema: result.ManifestSchema, Plan: "nightly", Started: t0, Status: result.StepInterrupted,
 		Vars: map[string]string{"pool": "rbd"},
@@ -445,6 +446,8 @@ func TestContextShowsHostPlanClusterAndNotes(t *testing.T) {
 		"mon: 18.2.4 (3), osd: 18.2.4 (12)", "replicated", "3/2", "1.0 TiB", "262144",
 		"randread-4k on rbd://rbd/img, repeat 1: O_DIRECT fell back to buffered I/O", // note
 		"plan step s2 (randwrite-4k on rbd://rbd/img) failed: rbd: image is locked",
+		"randread-4k on rbd://rbd/img, repeat 1: cluster NOT AT REST during the run: osd.2 down at 2 s",
+		"randread-4k on rbd://rbd/img, repeat 1: the cluster watch could not read: ceph osd perf: timed out",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("context lacks %q", want)

@@ -1,0 +1,267 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// During is what the cluster did while a run measured, from its samples:
+// a run with any event was not at rest.
+type During struct {
+	IntervalSeconds float64 `json:"interval_s"`
+	Samples         int     `json:"samples"`
+	// Unread counts the samples whose status could not be read: what
+	// happened then is not known.
+	Unread int     `json:"unread,omitempty"`
+	Events []Event `json:"events,omitempty"`
+	// CommandsPerSecond is how many commands the watch sent the
+	// cluster per second, by kind ("mon", "mgr").
+	CommandsPerSecond map[string]float64 `json:"commands_per_s,omitempty"`
+	// Problems are the commands the cluster failed to answer, or
+	// answered with what could not be read, the first time each did.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Event is one thing the cluster did during a run, its times in seconds
+// since the run started.
+type Event struct {
+	// What is what happened: a PG state ("deep scrub", "recovery"),
+	// an OSD's change ("osd.2 down") or a health check's ("health check
+	// OSD_DOWN raised").
+	What string  `json:"what"`
+	At   float64 `json:"at_s"`
+	// Until and PGs, for PG states, are the last sample that saw them
+	// and the most PGs a sample saw in them.
+	Until float64 `json:"until_s,omitempty"`
+	PGs   int     `json:"pgs,omitempty"`
+	// Detail is a health check's message.
+	Detail string `json:"detail,omitempty"`
+}
+
+// String says what happened and when: "deep scrub on 4 PGs from 12 s to
+// 31 s", "osd.2 down at 40 s".
+func (e Event) String() string {
+	if e.PGs > 0 {
+		pgs := fmt.Sprintf("%d PGs", e.PGs)
+		if e.PGs == 1 {
+			pgs = "1 PG"
+		}
+		if e.Until > e.At {
+			return fmt.Sprintf("%s on %s from %s to %s", e.What, pgs, seconds(e.At), seconds(e.Until))
+		}
+		return fmt.Sprintf("%s on %s at %s", e.What, pgs, seconds(e.At))
+	}
+	s := e.What + " at " + seconds(e.At)
+	if e.Detail != "" {
+		s += " (" + e.Detail + ")"
+	}
+	return s
+}
+
+func seconds(s float64) string {
+	return strconv.FormatFloat(math.Round(s*10)/10, 'f', -1, 64) + " s"
+}
+
+// AtRest reports whether the cluster did nothing during the run that
+// would have changed what the run measured.
+func (d *During) AtRest() bool { return len(d.Events) == 0 }
+
+// maxEventsInLine bounds the events the summary line names: an OSD that
+// flaps for an hour is not a page of text.
+const maxEventsInLine = 8
+
+// Lines sum up d for a run's summary: whether the cluster was at rest,
+// with its events, and what could not be read.
+func (d *During) Lines() []string {
+	var out []string
+	switch {
+	case d.Samples == 0 || d.Unread == d.Samples:
+		out = append(out, "the cluster could not be watched during the run")
+	case !d.AtRest():
+		var events []string
+		for i, e := range d.Events {
+			if i == maxEventsInLine {
+				events = append(events, fmt.Sprintf("and %d more", len(d.Events)-i))
+				break
+			}
+			events = append(events, e.String())
+		}
+		out = append(out, "cluster NOT AT REST during the run: "+strings.Join(events, "; "))
+	default:
+		every := time.Duration(d.IntervalSeconds * float64(time.Second))
+		unread := ""
+		if d.Unread > 0 {
+			unread = fmt.Sprintf(", %d of them unread", d.Unread)
+		}
+		samples := fmt.Sprintf("%d samples", d.Samples)
+		if d.Samples == 1 {
+			samples = "1 sample"
+		}
+		out = append(out, fmt.Sprintf("cluster at rest during the run (%s, every %s%s)", samples, every, unread))
+	}
+	if len(d.Problems) > 0 {
+		out = append(out, "the cluster watch could not read: "+strings.Join(d.Problems, "; "))
+	}
+	return out
+}
+
+// pgActivities are the PG states that tell of work the cluster did
+// besides the run's, by the word in a PG's states that shows each.
+var pgActivities = []struct {
+	name  string
+	shows func(state string) bool
+}{
+	{"scrub", func(s string) bool { return has(s, "scrubbing") && !has(s, "deep") }},
+	{"deep scrub", func(s string) bool { return has(s, "scrubbing") && has(s, "deep") }},
+	{"recovery", func(s string) bool { return has(s, "recovering") || has(s, "recovery_wait") }},
+	{"backfill", func(s string) bool { return has(s, "backfilling") || has(s, "backfill_wait") }},
+	{"degraded", func(s string) bool { return has(s, "degraded") }},
+	{"peering", func(s string) bool { return has(s, "peering") }},
+}
+
+func has(states, word string) bool {
+	for _, w := range strings.Split(states, "+") {
+		if w == word {
+			return true
+		}
+	}
+	return false
+}
+
+// quietChecks are health checks about flags and schedules, not the I/O
+// path: raising or clearing them does not unsettle a run.
+var quietChecks = map[string]bool{"OSDMAP_FLAGS": true, "PG_NOT_SCRUBBED": true, "PG_NOT_DEEP_SCRUBBED": true}
+
+// Summarize finds the events in samples, taken in time order by one
+// watch; a sample whose status could not be read neither starts nor ends
+// a PG state.
+func Summarize(samples []Sample) *During {
+	d := &During{Samples: len(samples)}
+	if len(samples) == 0 {
+		return d
+	}
+	d.IntervalSeconds = samples[0].Every
+	sent := map[string]int{}
+	for _, s := range samples {
+		if s.Health == "" {
+			d.Unread++
+		}
+		d.Problems = append(d.Problems, s.Problems...)
+		for kind, n := range s.Sent {
+			sent[kind] += n
+		}
+	}
+	if span := samples[len(samples)-1].At - samples[0].At + d.IntervalSeconds; span > 0 && len(sent) > 0 {
+		d.CommandsPerSecond = map[string]float64{}
+		for kind, n := range sent {
+			d.CommandsPerSecond[kind] = math.Round(float64(n)/span*100) / 100
+		}
+	}
+	// At one time, a cause (an OSD down) before its effects (a check
+	// raised, PGs degraded).
+	d.Events = append(append(osdEvents(samples), healthEvents(samples)...), pgEvents(samples)...)
+	sort.SliceStable(d.Events, func(i, j int) bool { return d.Events[i].At < d.Events[j].At })
+	return d
+}
+
+// pgEvents are the spans of samples that saw PGs in each activity.
+func pgEvents(samples []Sample) []Event {
+	var events []Event
+	for _, a := range pgActivities {
+		var open *Event
+		for _, s := range samples {
+			if s.Health == "" {
+				continue
+			}
+			n := 0
+			for state, count := range s.PGStates {
+				if a.shows(state) {
+					n += count
+				}
+			}
+			switch {
+			case n > 0 && open == nil:
+				open = &Event{What: a.name, At: s.At, Until: s.At, PGs: n}
+			case n > 0:
+				open.Until, open.PGs = s.At, max(open.PGs, n)
+			case open != nil:
+				events, open = append(events, *open), nil
+			}
+		}
+		if open != nil {
+			events = append(events, *open)
+		}
+	}
+	return events
+}
+
+// osdEvents are the OSDs that went down, out, up or in between the
+// samples that read the OSD map.
+func osdEvents(samples []Sample) []Event {
+	var events []Event
+	var last map[int]OSDState
+	for _, s := range samples {
+		if s.OSDs == nil {
+			continue
+		}
+		now := map[int]OSDState{}
+		for _, o := range s.OSDs {
+			now[o.ID] = o
+			was, known := last[o.ID]
+			if last == nil || (known && was == o) {
+				continue
+			}
+			name := fmt.Sprintf("osd.%d ", o.ID)
+			if was.Up != o.Up {
+				events = append(events, Event{What: name + map[bool]string{true: "up", false: "down"}[o.Up], At: s.At})
+			}
+			if was.In != o.In {
+				events = append(events, Event{What: name + map[bool]string{true: "in", false: "out"}[o.In], At: s.At})
+			}
+		}
+		last = now
+	}
+	return events
+}
+
+// healthEvents are the health checks raised and cleared after the first
+// sample that read them, but for the quiet ones.
+func healthEvents(samples []Sample) []Event {
+	var events []Event
+	var last map[string]string
+	for _, s := range samples {
+		if s.Health == "" {
+			continue
+		}
+		if last != nil {
+			for _, name := range sortedNames(s.Checks) {
+				if _, had := last[name]; !had && !quietChecks[name] {
+					events = append(events, Event{What: "health check " + name + " raised", At: s.At, Detail: s.Checks[name]})
+				}
+			}
+			for _, name := range sortedNames(last) {
+				if _, has := s.Checks[name]; !has && !quietChecks[name] {
+					events = append(events, Event{What: "health check " + name + " cleared", At: s.At})
+				}
+			}
+		}
+		last = s.Checks
+		if last == nil {
+			last = map[string]string{}
+		}
+	}
+	return events
+}
+
+func sortedNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
