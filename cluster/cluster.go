@@ -89,6 +89,9 @@ type Pair struct {
 	// During is nil for a run not watched (results saved before the
 	// watch was, a watch turned off).
 	During *During `json:"during,omitempty"`
+	// Quiesced is what --quiesce did for the run; nil for a run not
+	// quiesced.
+	Quiesced *Quiesced `json:"quiesced,omitempty"`
 }
 
 // Outputs are the JSON answers of the mon commands a snapshot is made of.

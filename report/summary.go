@@ -89,9 +89,16 @@ func Summary(w io.Writer, r *result.Result) {
 
 // ClusterLines prints what the cluster did during r's run, each line
 // after indent: whether it was at rest, with what unsettled it, and what
-// the watch could not read. Nothing for a run not watched.
+// the watch could not read, and what --quiesce did. Nothing for a run not
+// watched nor quiesced.
 func ClusterLines(w io.Writer, r *result.Result, indent string) {
-	if r.Cluster == nil || r.Cluster.During == nil {
+	if r.Cluster == nil {
+		return
+	}
+	if q := r.Cluster.Quiesced; q != nil {
+		fmt.Fprintf(w, "%s%s\n", indent, q.Line())
+	}
+	if r.Cluster.During == nil {
 		return
 	}
 	for _, l := range r.Cluster.During.Lines() {

@@ -163,6 +163,9 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		watch.stop()
 		return nil, errors.Join(fmt.Errorf("%s: %w", st.Name, err), closeSess())
 	}
+	if watch.quiesceErr != nil {
+		return notRun(watch.quiesceErr)
+	}
 	if out.Gate != nil {
 		if err := out.Gate(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -200,11 +203,11 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		return nil, fmt.Errorf("%s: %w", st.Name, runErr)
 	}
 	res.Cluster = state.pair
-	if during != nil {
+	if during != nil || watch.quiesce != nil {
 		if res.Cluster == nil {
 			res.Cluster = &cluster.Pair{}
 		}
-		res.Cluster.During = during
+		res.Cluster.During, res.Cluster.Quiesced = during, watch.quiesced()
 	}
 	res.Disks = disks.stop()
 	res.Plan = st.Plan
@@ -299,9 +302,7 @@ func notes(sess engine.Session, res *result.Result, state *snapshots, watch *clu
 		n = append(n, f)
 	}
 	n = append(n, state.notes()...)
-	if w := watch.note(); w != "" {
-		n = append(n, w)
-	}
+	n = append(n, watch.notes()...)
 	if df, ok := sess.(engine.BufferedFallback); ok && df.DirectFallback() {
 		n = append(n, "the filesystem refused O_DIRECT, so this step used buffered I/O (page cache)")
 	}

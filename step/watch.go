@@ -2,6 +2,7 @@ package step
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/cephbench/cephbench/cluster"
@@ -16,65 +17,121 @@ type Watch struct {
 	// Interval is how often the cluster is sampled; 0 turns the watch
 	// off.
 	Interval spec.Duration `json:"interval,omitempty"`
+	// Quiesce sets the scrub flags (cluster.QuiesceFlags) for the run,
+	// whether or not the cluster is sampled.
+	Quiesce bool `json:"quiesce,omitempty"`
 }
 
 // DefaultWatch is what the commands that run on Ceph targets watch with
 // unless told otherwise: a sample a second, a monitor command each.
 var DefaultWatch = Watch{Interval: spec.Duration(time.Second)}
 
-// clusterWatch is the watch of one run, on a connection of its own, or
-// why there is none.
+// clusterWatch is the watch of one run and its quiescing, on a
+// connection of its own, or why there is none.
 type clusterWatch struct {
-	conn     cluster.Conn
+	conn     *sharedConn
 	pools    []string
 	interval time.Duration
 	w        *cluster.Watch
-	err      error
+	err      error // why there is no connection
+	// quiesce is the run's hold on the scrub flags, once taken;
+	// quiesceErr is why it could not be, and the run must not start;
+	// restoreErr is why the flags could not be restored.
+	quiesce                *cluster.Quiesce
+	quiesceErr, restoreErr error
 }
 
-// dialWatch connects to sess's cluster for a watch as w says, before the
-// run's gate so that connecting does not delay the run's start; a session
-// not on a cluster, or a watch turned off, is not watched.
+// sharedConn is the connection of a watch and of the run's quiescing,
+// closed when the last of them closes it: the watch may close it while
+// the flags are being restored.
+type sharedConn struct {
+	cluster.Conn
+	holders atomic.Int32
+}
+
+func (s *sharedConn) hold() *sharedConn {
+	s.holders.Add(1)
+	return s
+}
+
+func (s *sharedConn) Close() {
+	if s.holders.Add(-1) == 0 {
+		s.Conn.Close()
+	}
+}
+
+// dialWatch connects to sess's cluster for a watch and quiescing as w
+// says, before the run's gate so that connecting does not delay the run's
+// start; a session not on a cluster, or a watch turned off and not
+// quiescing, is not watched.
 func dialWatch(sess engine.Session, w Watch) *clusterWatch {
 	cw, ok := sess.(engine.ClusterWatcher)
-	if !ok || w.Interval <= 0 {
+	if !ok || (w.Interval <= 0 && !w.Quiesce) {
 		return &clusterWatch{}
 	}
 	conn, pools, err := cw.DialCluster()
-	return &clusterWatch{conn: conn, pools: pools, interval: w.Interval.D(), err: err}
+	c := &clusterWatch{pools: pools, interval: w.Interval.D(), err: err}
+	if err != nil {
+		if w.Quiesce {
+			c.quiesceErr = fmt.Errorf("--quiesce: %w", err)
+		}
+		return c
+	}
+	c.conn = (&sharedConn{Conn: conn}).hold()
+	if w.Quiesce {
+		if c.quiesce, err = cluster.NewQuiescer(c.conn).Quiesce(); err != nil {
+			c.quiesceErr = fmt.Errorf("--quiesce: %w", err)
+		}
+	}
+	return c
 }
 
 // start starts sampling, the samples going to pending's tick log if set.
 func (c *clusterWatch) start(pending *result.Pending) {
-	if c.conn == nil {
+	if c.conn == nil || c.interval <= 0 {
 		return
 	}
 	var sink func(cluster.Sample)
 	if pending != nil {
 		sink = pending.Cluster
 	}
-	c.w = cluster.StartWatch(c.conn, c.pools, c.interval, sink)
+	c.w = cluster.StartWatch(c.conn.hold(), c.pools, c.interval, sink)
 }
 
-// stop ends the watch and returns what it saw, nil for a run not watched;
-// a watch never started closes its connection.
+// stop ends the watch, then restores the scrub flags, and returns what
+// the watch saw, nil for a run not watched.
 func (c *clusterWatch) stop() *cluster.During {
-	switch {
-	case c.w != nil:
-		return c.w.Stop()
-	case c.conn != nil:
+	var during *cluster.During
+	if c.w != nil {
+		during = c.w.Stop()
+	}
+	if c.quiesce != nil {
+		c.restoreErr = c.quiesce.Restore()
+	}
+	if c.conn != nil {
 		c.conn.Close()
 	}
-	return nil
+	return during
 }
 
-// note says why the cluster could not be watched; "" if it was, or was
-// not to be.
-func (c *clusterWatch) note() string {
-	if c.err == nil {
-		return ""
+// quiesced is what quiescing did, nil for a run not quiesced.
+func (c *clusterWatch) quiesced() *cluster.Quiesced {
+	if c.quiesce == nil {
+		return nil
 	}
-	return fmt.Sprintf("the cluster could not be watched during the run: %s", oneLine(c.err.Error()))
+	return &c.quiesce.Quiesced
+}
+
+// notes say why the cluster could not be watched, or its flags restored.
+func (c *clusterWatch) notes() []string {
+	var n []string
+	if c.err != nil && c.interval > 0 {
+		n = append(n, fmt.Sprintf("the cluster could not be watched during the run: %s", oneLine(c.err.Error())))
+	}
+	if c.restoreErr != nil {
+		n = append(n, fmt.Sprintf("--quiesce could not restore the scrub flags (run cephbench cleanup on the target): %s", oneLine(c.restoreErr.Error())))
+	}
+	return n
 }
 
 // minWatchInterval is the shortest interval a watch takes: a sample is

@@ -2,9 +2,11 @@ package step
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -143,5 +145,106 @@ func TestAStepRefusedAtItsGateClosesItsWatchsConnection(t *testing.T) {
 	}
 	if c.closed.Load() != 1 || c.statuses.Load() != 0 {
 		t.Errorf("the watch's connection closed %d times, %d statuses asked", c.closed.Load(), c.statuses.Load())
+	}
+}
+
+// flagCluster is a session on a cluster that keeps its OSD map flags and
+// config keys, and says, on each status, which scrub flags were set.
+type flagCluster struct {
+	engine.Session
+	mu         sync.Mutex
+	flags      map[string]bool
+	keys       map[string]string
+	seenDuring map[string]bool
+	closed     atomic.Int64
+}
+
+func (c *flagCluster) DialCluster() (cluster.Conn, []string, error) {
+	return flagConn{c}, []string{"cbwatch"}, nil
+}
+
+type flagConn struct{ c *flagCluster }
+
+func (f flagConn) Mon(b []byte) ([]byte, error) {
+	var cmd struct{ Prefix, Key, Val string }
+	if err := json.Unmarshal(b, &cmd); err != nil {
+		return nil, err
+	}
+	c := f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch cmd.Prefix {
+	case "status":
+		for fl := range c.flags {
+			c.seenDuring[fl] = true
+		}
+		return []byte(`{"health":{"status":"HEALTH_OK"},"osdmap":{"epoch":5},"pgmap":{"pgs_by_state":[{"state_name":"active+clean","count":32}]}}`), nil
+	case "osd dump":
+		var set []string
+		for fl := range c.flags {
+			set = append(set, fl)
+		}
+		return json.Marshal(map[string]any{"epoch": 5, "flags": strings.Join(set, ","), "osds": []any{}})
+	case "osd set":
+		c.flags[cmd.Key] = true
+	case "osd unset":
+		delete(c.flags, cmd.Key)
+	case "config-key set":
+		c.keys[cmd.Key] = cmd.Val
+	case "config-key get":
+		return []byte(c.keys[cmd.Key]), nil
+	case "config-key rm":
+		delete(c.keys, cmd.Key)
+	case "config-key ls":
+		keys := []string{}
+		for k := range c.keys {
+			keys = append(keys, k)
+		}
+		return json.Marshal(keys)
+	}
+	return nil, nil
+}
+
+func (f flagConn) Mgr([]byte) ([]byte, error) { return []byte(`[]`), nil }
+func (f flagConn) Close()                     { f.c.closed.Add(1) }
+
+// A quiesced run interrupted midway still clears the flags it set, once
+// the watch has stopped, and its result says what it set.
+func TestAnInterruptedQuiescedRunRestoresTheFlags(t *testing.T) {
+	c := &flagCluster{flags: map[string]bool{"sortbitwise": true}, keys: map[string]string{}, seenDuring: map[string]bool{}}
+	w := spec.Workload{
+		Target: spec.Target{Scheme: "null"}, Pattern: spec.Random, ReadPercent: 100, BlockSize: 4096,
+		Workers: 1, QueueDepth: 1, Duration: spec.Duration(30 * time.Second),
+	}
+	sess, err := engine.Open(context.Background(), &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Session = sess
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var summary strings.Builder
+	watch := Watch{Interval: spec.Duration(200 * time.Millisecond), Quiesce: true}
+	res, err := RunOn(ctx, c, Step{Name: "quiesced", Workload: w, Watch: watch}, Output{Summary: &summary},
+		runner.Options{}, func() error { return sess.Close(context.Background()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.seenDuring["noscrub"] || !c.seenDuring["nodeep-scrub"] {
+		t.Errorf("flags seen during the run: %v", c.seenDuring)
+	}
+	if c.flags["noscrub"] || c.flags["nodeep-scrub"] || !c.flags["sortbitwise"] || len(c.keys) != 0 {
+		t.Errorf("after the run: flags %v, config keys %v", c.flags, c.keys)
+	}
+	if q := res.Cluster.Quiesced; q == nil || len(q.Set) != 2 {
+		t.Errorf("result's quiesced %+v", res.Cluster.Quiesced)
+	}
+	if !strings.Contains(summary.String(), "  --quiesce set noscrub, nodeep-scrub for the run\n  cluster at rest during the run") {
+		t.Errorf("summary:\n%s", summary.String())
+	}
+	if c.closed.Load() > 1 {
+		t.Errorf("the connection closed %d times", c.closed.Load())
 	}
 }

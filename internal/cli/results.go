@@ -16,9 +16,10 @@ func resultsFlag(fl *pflag.FlagSet, dir *string) {
 }
 
 // watchFlag registers --cluster-interval, how often a command on a Ceph
-// target samples the cluster during its run.
+// target samples the cluster during its run, and --quiesce.
 func (env Env) watchFlag(fl *pflag.FlagSet) {
 	fl.Var(&env.watch.Interval, "cluster-interval", "sample the Ceph cluster's own view this often during the run (0: do not)")
+	fl.BoolVar(&env.watch.Quiesce, "quiesce", false, "set the OSD map flags noscrub and nodeep-scrub for the run, and clear those it set after")
 }
 
 // stampLayout is the local time that starts the names of saved results
