@@ -385,18 +385,19 @@ func cleanKept(target spec.Target) error {
 		return err
 	}
 	defer conn.Shutdown()
+	released := cbrados.ReleaseKilledQuiesce(conn)
 	m, err := cephfs.CreateFromRados(conn)
 	if err != nil {
-		return err
+		return errors.Join(released, err)
 	}
 	defer m.Release()
 	if t.FS != "" {
 		if err := m.SelectFilesystem(t.FS); err != nil {
-			return err
+			return errors.Join(released, err)
 		}
 	}
 	if err := m.Mount(); err != nil {
-		return err
+		return errors.Join(released, err)
 	}
 	defer m.Unmount()
 	// First: a killed run's session holds its files' capabilities, and
@@ -408,7 +409,7 @@ func cleanKept(target spec.Target) error {
 			break // not empty: what is there now is not ours to remove
 		}
 	}
-	return errs
+	return errors.Join(released, errs)
 }
 
 func marked(m *cephfs.MountInfo, p string) bool {

@@ -62,7 +62,7 @@ func cleanKept(ctx context.Context, t spec.Target) error {
 	if err != nil {
 		return err
 	}
-	err = cleanRecords(ctx, pool.ioctx)
+	err = errors.Join(ReleaseKilledQuiesce(pool.conn), cleanRecords(ctx, pool.ioctx))
 	pool.Close()
 	if err != nil {
 		return err
@@ -229,6 +229,14 @@ func dialWatch(t Target) (cluster.Conn, []string, error) {
 		return nil, nil, err
 	}
 	return cluster.NewConn(conn), []string{t.Pool}, nil
+}
+
+// ReleaseKilledQuiesce clears the scrub flags that killed --quiesce runs
+// of this host set, unless a live run still wants them, and removes their
+// records (cluster.Quiescer.ReleaseDead), over conn, which stays open.
+func ReleaseKilledQuiesce(conn *rados.Conn) error {
+	_, err := cluster.NewQuiescer(cluster.NewConn(conn)).ReleaseDead()
+	return err
 }
 
 // Prefix is the name prefix of the objects this session reads or writes.

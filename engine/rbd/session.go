@@ -482,7 +482,7 @@ func cleanKept(target spec.Target) error {
 			candidates[n] = true
 		}
 	}
-	var errs []error
+	errs := []error{cbrados.ReleaseKilledQuiesce(conn)}
 	for name, listed := range candidates {
 		errs = append(errs, cleanImage(conn, ioctx, name, listed))
 	}
