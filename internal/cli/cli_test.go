@@ -372,3 +372,19 @@ func TestClusterIntervalIsCheckedBeforeAnyIO(t *testing.T) {
 		t.Errorf("exit %d, %s\n%s", code, stdout, stderr)
 	}
 }
+
+// --quiesce is taken by the commands that take --cluster-interval; on a
+// target not on a Ceph cluster it has nothing to quiesce, and says
+// nothing.
+func TestQuiesceIsTakenBesideClusterInterval(t *testing.T) {
+	results := t.TempDir()
+	for _, args := range [][]string{
+		{"bench", "--target", "null://", "--ops", "100", "--quiesce"},
+		{"fio", "--name=x", "--ioengine=null", "--size=1M", "--quiesce"},
+	} {
+		code, stdout, stderr := cephbench(t, context.Background(), append(args, "--results", results)...)
+		if code != 0 || strings.Contains(stdout+stderr, "quiesce") {
+			t.Errorf("%s: exit %d\n%s\n%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+}
