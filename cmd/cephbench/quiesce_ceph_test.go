@@ -58,8 +58,10 @@ func TestDisruptiveCleanupRestoresAKilledQuiescedRunsFlags(t *testing.T) {
 	if strings.Contains(before, "noscrub") || len(recs) > 0 {
 		t.Skipf("the sandbox is quiesced already: flags %s, records %v", before, recs)
 	}
-	run := exec.Command(bin, "rados", "bench", "-p", pool, "30", "write", "-b", "4K", "-t", "4", "--quiesce", "--quiet")
+	run := exec.Command(bin, "rados", "bench", "-p", pool, "30", "write", "-b", "4K", "-t", "4", "--quiesce")
 	run.Dir = dir
+	var output strings.Builder
+	run.Stdout, run.Stderr = &output, &output
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,9 @@ func TestDisruptiveCleanupRestoresAKilledQuiescedRunsFlags(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the run never quiesced the cluster: flags %s, records %v", flags, recs)
+			_ = run.Process.Kill()
+			_ = run.Wait() // its output is whole once it returns
+			t.Fatalf("the run never quiesced the cluster: flags %s, records %v\n%s", flags, recs, &output)
 		}
 	}
 	if err := run.Process.Signal(syscall.SIGKILL); err != nil {
