@@ -146,9 +146,11 @@ func TestAnInterruptedQuiescedRunRestoresTheFlags(t *testing.T) {
 	}
 }
 
-// With scrubs of the test's pool made due every second 2.5 s into a run,
-// a run without --quiesce sees them, and the same run with --quiesce is at
-// rest. Scrubs that busy the whole sandbox (the watch of any run counts
+// With scrubs of the test's pool made due every second 2.5 s into a 20 s
+// run, a run without --quiesce sees them, and the same run with --quiesce
+// is at rest. (The OSDs start a due scrub some seconds after it is due,
+// when their load and osd_scrub_backoff_ratio let them: 7 s were not
+// always enough.) Scrubs that busy the whole sandbox (the watch of any run counts
 // every pool's PGs) make it disruptive.
 func TestDisruptiveQuiesceKeepsScheduledScrubsOut(t *testing.T) {
 	if os.Getenv("CEPHBENCH_DISRUPTIVE") != "1" {
@@ -167,7 +169,7 @@ func TestDisruptiveQuiesceKeepsScheduledScrubsOut(t *testing.T) {
 	// Objects to scrub: an empty PG scrubs faster than a sample.
 	tool(t, "rados", "bench", "-p", pool, "5", "write", "-b", "64K", "-t", "8", "--no-cleanup")
 	run := func(quiesce bool) (string, []string) {
-		args := []string{"rados", "bench", "-p", pool, "10", "write", "-b", "4K", "-t", "8", "--no-cleanup",
+		args := []string{"rados", "bench", "-p", pool, "20", "write", "-b", "4K", "-t", "8", "--no-cleanup",
 			"--cluster-interval", "250ms", "--results", t.TempDir()}
 		if quiesce {
 			args = append(args, "--quiesce")
