@@ -11,8 +11,9 @@ import (
 	"github.com/cephbench/cephbench/result"
 )
 
-// heatRowH is the height of one OSD's row in a heatmap.
-const heatRowH = 14
+// heatRowH is the height of one OSD's row in a heatmap: room for its
+// label.
+const heatRowH = 20
 
 // span is an event's time on a chart, shaded from X over W.
 type span struct{ X, W, Label string }
@@ -177,29 +178,30 @@ func slowIDs(d *cluster.During, measure string) map[int]bool {
 }
 
 // heatChart draws values (OSD → second → ms) as one row per OSD and one
-// column per second, or, past maxPoints seconds, per run of seconds
-// showing their highest; grey where an OSD had no value, the slow OSDs
+// column per second sampled, or, past maxPoints seconds, per run of
+// seconds showing their highest, on a time axis from 0 to top; grey where an OSD had no value, the slow OSDs
 // outlined. Colour is on a log scale, light fast, dark slow.
 func heatChart(kind, measure, of string, values map[int]map[int]float64, slow map[int]bool, top float64, data dataset) chart {
 	ids := make([]int, 0, len(values))
-	lo, hi := math.Inf(1), 0.0
-	for id, secs := range values {
+	lo, hi, secs := math.Inf(1), 0.0, 0
+	for id, bySec := range values {
 		ids = append(ids, id)
-		for _, v := range secs {
+		for sec, v := range bySec {
+			secs = max(secs, sec+1)
 			if v > 0 {
 				lo, hi = min(lo, v), max(hi, v)
 			}
 		}
 	}
 	sort.Ints(ids)
-	secs := int(math.Ceil(top)) + 1
 	per := (secs + maxPoints - 1) / maxPoints
 	cols := (secs + per - 1) / per
 	c := chart{Kind: kind, Title: "Per-OSD " + measure + of, XLabel: "time (s)", XUnit: "s", Data: data, W: chartW,
 		H: padTop + len(ids)*heatRowH + padBot}
 	x0, y0, x1, y1 := plotRect(c.W, c.H)
 	c.Plot = plotArea(x0, y0, x1, y1)
-	c.XTicks = secondsAxis(top)(x0, x1).tickList()
+	xa := secondsAxis(top)(x0, x1)
+	c.XTicks = xa.tickList()
 	c.Note = fmt.Sprintf("Each cell is an OSD's second, light fast to dark slow on a log scale from %s to %s; grey: no value.",
 		millisLabel(lo), millisLabel(hi))
 	if per > 1 {
@@ -209,11 +211,10 @@ func heatChart(kind, measure, of string, values map[int]map[int]float64, slow ma
 	if len(slow) > 0 {
 		c.Note += " Outlined: the slow OSD named in the summary."
 	}
-	cw := (x1 - x0) / float64(cols)
 	h := &heatmap{}
 	for i, id := range ids {
 		y := y0 + float64(i*heatRowH)
-		row := heatRow{ID: id, Label: fmt.Sprintf("osd.%d", id), Y: num(y + 1), H: num(heatRowH - 2), LabelY: num(y + heatRowH - 3),
+		row := heatRow{ID: id, Label: fmt.Sprintf("osd.%d", id), Y: num(y + 1), H: num(heatRowH - 2), LabelY: num(y + heatRowH/2 + 4),
 			Slow: slow[id], OutlineX: num(x0), OutW: num(x1 - x0)}
 		for col := range cols {
 			v, seen := 0.0, false
@@ -226,7 +227,9 @@ func heatChart(kind, measure, of string, values map[int]map[int]float64, slow ma
 			if seen {
 				fill = heatColour(v, lo, hi)
 			}
-			row.Cells = append(row.Cells, heatCell{X: num(x0 + float64(col)*cw), W: num(cw + 0.05), Fill: fill})
+			// Cells overlap by half a unit: no seam shows between them.
+			from, to := xa.pos(float64(col*per)), xa.pos(float64((col+1)*per))
+			row.Cells = append(row.Cells, heatCell{X: num(from), W: num(to - from + 0.5), Fill: fill})
 		}
 		h.Rows = append(h.Rows, row)
 	}

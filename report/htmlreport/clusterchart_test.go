@@ -96,9 +96,9 @@ func TestOSDLatencyHeatmaps(t *testing.T) {
 	}
 	for i, row := range rows {
 		cells := findAll(row, isTag("rect", "class", "cell"))
-		// The run's 20 seconds, its samples from 0 s to 19 s.
-		if len(cells) != 21 {
-			t.Errorf("osd.%s: %d columns; want 21", attrOf(row, "data-osd"), len(cells))
+		// The samples from 0 s to 19 s.
+		if len(cells) != 20 {
+			t.Errorf("osd.%s: %d columns; want 20", attrOf(row, "data-osd"), len(cells))
 			continue
 		}
 		grey := attrOf(cells[5], "fill") == "#d9d9d9"
@@ -124,8 +124,8 @@ func TestALongRunsHeatmapMergesSeconds(t *testing.T) {
 	fig := chartOf(t, doc, "osd-queue")
 	rows := findAll(fig, isTag("g", "class", "osd"))
 	cells := findAll(rows[2], isTag("rect", "class", "cell"))
-	if len(cells) != 501 {
-		t.Errorf("%d columns for 1501 seconds; want 501, of 3 seconds each", len(cells))
+	if len(cells) != 500 {
+		t.Errorf("%d columns for 1500 seconds; want 500, of 3 seconds each", len(cells))
 	}
 	// osd.2's second 5 without a value is merged with 3 and 4, which have one.
 	if attrOf(cells[1], "fill") == "#d9d9d9" {
