@@ -146,7 +146,7 @@ func eventSpans(events []cluster.Event, top float64) []span {
 }
 
 // osdSeconds is each OSD's queue and commit latency, in milliseconds, by
-// second of the run.
+// second of the run (0: its first second).
 func osdSeconds(samples []cluster.Sample) (queue, commit map[int]map[int]float64) {
 	queue, commit = map[int]map[int]float64{}, map[int]map[int]float64{}
 	put := func(m map[int]map[int]float64, id, sec int, v float64) {
@@ -156,7 +156,12 @@ func osdSeconds(samples []cluster.Sample) (queue, commit map[int]map[int]float64
 		m[id][sec] = max(m[id][sec], v)
 	}
 	for _, s := range samples {
-		sec := int(math.Round(s.At))
+		// A sample's values are of the second ending at it; the first
+		// sample's, if any, of before the run.
+		sec := int(math.Round(s.At)) - 1
+		if sec < 0 {
+			continue
+		}
 		for _, q := range s.OSDQueue {
 			put(queue, q.ID, sec, q.Ms)
 		}
@@ -202,12 +207,12 @@ func heatChart(kind, measure, of string, values map[int]map[int]float64, slow ma
 	c.Plot = plotArea(x0, y0, x1, y1)
 	xa := secondsAxis(top)(x0, x1)
 	c.XTicks = xa.tickList()
-	c.Note = fmt.Sprintf("Each cell is an OSD's second, light fast to dark slow on a log scale from %s to %s; grey: no value.",
-		millisLabel(lo), millisLabel(hi))
+	cell := "an OSD's second"
 	if per > 1 {
-		c.Note = fmt.Sprintf("Each cell is %d seconds, their highest, light fast to dark slow on a log scale from %s to %s; grey: no value.",
-			per, millisLabel(lo), millisLabel(hi))
+		cell = fmt.Sprintf("%d seconds of an OSD, their highest", per)
 	}
+	c.Note = fmt.Sprintf("Each cell is %s, from pale (%s or less) to dark red (%s or more) on a log scale; these range from %s to %s; grey: no value.",
+		cell, millisLabel(heatLowMs), millisLabel(heatHighMs), millisLabel(lo), millisLabel(hi))
 	if len(slow) > 0 {
 		c.Note += " Outlined: the slow OSD named in the summary."
 	}
@@ -225,7 +230,7 @@ func heatChart(kind, measure, of string, values map[int]map[int]float64, slow ma
 			}
 			fill := "#d9d9d9"
 			if seen {
-				fill = heatColour(v, lo, hi)
+				fill = heatColour(v)
 			}
 			// Cells overlap by half a unit: no seam shows between them.
 			from, to := xa.pos(float64(col*per)), xa.pos(float64((col+1)*per))
@@ -244,12 +249,18 @@ func millisLabel(ms float64) string {
 	return val(ms) + " ms"
 }
 
-// heatColour is v's colour between pale yellow (lo and below) and dark
-// red (hi), on a log scale.
-func heatColour(v, lo, hi float64) string {
+// The heatmaps' colour scale, in milliseconds, the same on every chart so
+// that colours compare across runs and measures: a healthy OSD's
+// fraction of a millisecond is pale, a 2 ms commit light, a slow OSD's
+// hundreds of milliseconds dark.
+const heatLowMs, heatHighMs = 0.05, 500
+
+// heatColour is v's colour between pale yellow (heatLowMs and below) and
+// dark red (heatHighMs and above), on a log scale.
+func heatColour(v float64) string {
 	f := 0.0
-	if v > 0 && hi > lo {
-		f = min(max((math.Log(v)-math.Log(lo))/(math.Log(hi)-math.Log(lo)), 0), 1)
+	if v > 0 {
+		f = min(max(math.Log(v/heatLowMs)/math.Log(heatHighMs/heatLowMs), 0), 1)
 	}
 	from, to := [3]float64{255, 247, 188}, [3]float64{153, 0, 13}
 	var rgb [3]int

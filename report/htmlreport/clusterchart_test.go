@@ -96,14 +96,14 @@ func TestOSDLatencyHeatmaps(t *testing.T) {
 	}
 	for i, row := range rows {
 		cells := findAll(row, isTag("rect", "class", "cell"))
-		// The samples from 0 s to 19 s.
-		if len(cells) != 20 {
-			t.Errorf("osd.%s: %d columns; want 20", attrOf(row, "data-osd"), len(cells))
+		// The seconds ending at the samples from 1 s to 19 s.
+		if len(cells) != 19 {
+			t.Errorf("osd.%s: %d columns; want 19", attrOf(row, "data-osd"), len(cells))
 			continue
 		}
-		grey := attrOf(cells[5], "fill") == "#d9d9d9"
+		grey := attrOf(cells[4], "fill") == "#d9d9d9"
 		if grey != (i == 2) {
-			t.Errorf("osd.%d at 5 s: fill %s; want grey for osd.2 alone, which had no value then", i, attrOf(cells[5], "fill"))
+			t.Errorf("osd.%d from 4 s to 5 s: fill %s; want grey for osd.2 alone, which had no value then", i, attrOf(cells[4], "fill"))
 		}
 		outlined := len(findAll(row, isTag("rect", "class", "slow")))
 		if (outlined == 1) != (i == 1) || (attrOf(row, "data-slow") == "true") != (i == 1) {
@@ -125,13 +125,14 @@ func TestALongRunsHeatmapMergesSeconds(t *testing.T) {
 	rows := findAll(fig, isTag("g", "class", "osd"))
 	cells := findAll(rows[2], isTag("rect", "class", "cell"))
 	if len(cells) != 500 {
-		t.Errorf("%d columns for 1500 seconds; want 500, of 3 seconds each", len(cells))
+		t.Errorf("%d columns for 1499 seconds; want 500, of 3 seconds each", len(cells))
 	}
-	// osd.2's second 5 without a value is merged with 3 and 4, which have one.
+	// osd.2's fifth second, without a value, is merged with the fourth and
+	// sixth, which have one.
 	if attrOf(cells[1], "fill") == "#d9d9d9" {
 		t.Error("a column of 3 seconds, one without a value, is grey")
 	}
-	if note := findAll(fig, isTag("span", "class", "note")); len(note) != 1 || !strings.Contains(note[0].FirstChild.Data, "Each cell is 3 seconds, their highest") {
+	if note := findAll(fig, isTag("span", "class", "note")); len(note) != 1 || !strings.Contains(note[0].FirstChild.Data, "Each cell is 3 seconds of an OSD, their highest") {
 		t.Error("the note does not say a cell is 3 seconds")
 	}
 }
