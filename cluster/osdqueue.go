@@ -32,6 +32,10 @@ type queueReader struct {
 	last    map[int]queueCounter
 	pending sync.WaitGroup // tells still running, waited for before the connection closes
 	timeout time.Duration
+	// busy are the OSDs whose last tell has not returned: a hung OSD
+	// is not asked again, and costs one sample its timeout, not each.
+	mu   sync.Mutex
+	busy map[int]bool
 }
 
 // readQueues adds the queue latency of the OSDs asked to smp.
@@ -83,18 +87,31 @@ func (s *sampler) tellAll(smp *Sample, osds []int) map[int][]byte {
 	}
 	// Buffered: a tell that answers after the timeout must not block.
 	replies := make(chan reply, len(osds))
+	q := &s.queues
+	asked := 0
 	for _, id := range osds {
+		q.mu.Lock()
+		busy := q.busy[id]
+		q.busy[id] = true
+		q.mu.Unlock()
+		if busy {
+			continue
+		}
+		asked++
 		smp.Sent["osd"]++
-		s.queues.pending.Add(1)
+		q.pending.Add(1)
 		go func(id int) {
-			defer s.queues.pending.Done()
+			defer q.pending.Done()
 			b, err := s.cmds.Tell(id, cmd)
+			q.mu.Lock()
+			delete(q.busy, id)
+			q.mu.Unlock()
 			replies <- reply{id, b, err}
 		}(id)
 	}
 	answers := map[int][]byte{}
-	timeout := time.After(s.queues.timeout)
-	for range osds {
+	timeout := time.After(q.timeout)
+	for range asked {
 		select {
 		case r := <-replies:
 			if r.err != nil {
@@ -103,7 +120,7 @@ func (s *sampler) tellAll(smp *Sample, osds []int) map[int][]byte {
 			}
 			answers[r.id] = r.b
 		case <-timeout:
-			s.note(smp, "perf dump", fmt.Sprintf("no answer within %s", s.queues.timeout))
+			s.note(smp, "perf dump", fmt.Sprintf("no answer within %s", q.timeout))
 			return answers
 		}
 	}

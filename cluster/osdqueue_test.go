@@ -79,7 +79,8 @@ func (b *blockedTell) Tell(osd int, cmd []byte) ([]byte, error) {
 }
 
 // An OSD that does not answer delays its sample by the timeout, not
-// more, and is a problem; the others' answers are kept.
+// more, and is a problem; the others' answers are kept; it is not asked
+// again until its answer came.
 func TestAnOSDThatDoesNotAnswerDoesNotHangTheWatch(t *testing.T) {
 	s := healthy(t)
 	s.answers["pg ls-by-pool"] = []string{`raw: [{"acting":[0,1]},{"acting":[2,0]}]`}
@@ -92,6 +93,11 @@ func TestAnOSDThatDoesNotAnswerDoesNotHangTheWatch(t *testing.T) {
 	first := sm.take(0)
 	s.sample = 1
 	second := sm.take(1)
+	// osd.1, still not answering, is not asked again: the sample does
+	// not wait for it.
+	if second.Sent["osd"] != 2 {
+		t.Errorf("the second sample asked %d OSDs; want osd.0 and osd.2 alone", second.Sent["osd"])
+	}
 	close(b.release)
 	sm.queues.pending.Wait()
 	if fmt.Sprint(second.OSDQueue) != "[{0 2} {2 2}]" {

@@ -105,7 +105,7 @@ type sampler struct {
 
 func newSampler(cmds Commands, pools []string, every time.Duration) *sampler {
 	s := &sampler{cmds: cmds, pools: map[string]bool{}, every: every, noted: map[string]bool{},
-		queues: queueReader{last: map[int]queueCounter{}, timeout: tellTimeout}}
+		queues: queueReader{last: map[int]queueCounter{}, timeout: tellTimeout, busy: map[int]bool{}}}
 	for _, p := range pools {
 		s.pools[p] = true
 	}
