@@ -55,6 +55,11 @@ func (c radosConn) Mgr(cmd []byte) ([]byte, error) {
 	return answer(buf, info, err)
 }
 
+func (c radosConn) Tell(osd int, cmd []byte) ([]byte, error) {
+	buf, info, err := c.conn.OsdCommand(osd, [][]byte{cmd})
+	return answer(buf, info, err)
+}
+
 func (c radosConn) Close() { c.conn.Shutdown() }
 
 func answer(buf []byte, info string, err error) ([]byte, error) {

@@ -18,8 +18,12 @@ type During struct {
 	// happened then is not known.
 	Unread int     `json:"unread,omitempty"`
 	Events []Event `json:"events,omitempty"`
+	// SlowOSDs are the OSDs whose latency stood out from the others'
+	// (see SlowOSDs); a slow OSD is not an event: the cluster may be at
+	// rest with one.
+	SlowOSDs []SlowOSD `json:"slow_osds,omitempty"`
 	// CommandsPerSecond is how many commands the watch sent the
-	// cluster per second, by kind ("mon", "mgr").
+	// cluster per second, by kind ("mon", "mgr", "osd").
 	CommandsPerSecond map[string]float64 `json:"commands_per_s,omitempty"`
 	// Problems are the commands the cluster failed to answer, or
 	// answered with what could not be read, the first time each did.
@@ -75,7 +79,7 @@ func (d *During) AtRest() bool { return len(d.Events) == 0 }
 const maxEventsInLine = 8
 
 // Lines sum up d for a run's summary: whether the cluster was at rest,
-// with its events, and what could not be read.
+// with its events, the slow OSDs, and what could not be read.
 func (d *During) Lines() []string {
 	var out []string
 	switch {
@@ -102,6 +106,9 @@ func (d *During) Lines() []string {
 			samples = "1 sample"
 		}
 		out = append(out, fmt.Sprintf("cluster at rest during the run (%s, every %s%s)", samples, every, unread))
+	}
+	for _, o := range d.SlowOSDs {
+		out = append(out, o.String())
 	}
 	if len(d.Problems) > 0 {
 		out = append(out, "the cluster watch could not read: "+strings.Join(d.Problems, "; "))
@@ -164,6 +171,7 @@ func Summarize(samples []Sample) *During {
 	// At one time, a cause (an OSD down) before its effects (a check
 	// raised, PGs degraded).
 	d.Events = append(append(osdEvents(samples), healthEvents(samples)...), pgEvents(samples)...)
+	d.SlowOSDs = SlowOSDs(samples)
 	sort.SliceStable(d.Events, func(i, j int) bool { return d.Events[i].At < d.Events[j].At })
 	return d
 }

@@ -28,7 +28,8 @@ func newMonitor(flags ...string) *monitor {
 	return m
 }
 
-func (m *monitor) Mgr([]byte) ([]byte, error) { return nil, errors.New("no manager") }
+func (m *monitor) Mgr([]byte) ([]byte, error)       { return nil, errors.New("no manager") }
+func (m *monitor) Tell(int, []byte) ([]byte, error) { return nil, errors.New("no OSD") }
 
 func (m *monitor) Mon(b []byte) ([]byte, error) {
 	var cmd struct{ Prefix, Key, Val string }

@@ -11,10 +11,13 @@ import (
 )
 
 // Commands sends JSON commands, as `ceph` sends them, to a cluster's
-// monitors and managers and returns their answers.
+// monitors, managers and OSDs and returns their answers. Tell may be
+// called from several goroutines at once.
 type Commands interface {
 	Mon(cmd []byte) ([]byte, error)
 	Mgr(cmd []byte) ([]byte, error)
+	// Tell sends cmd to OSD osd, as `ceph tell osd.N` does.
+	Tell(osd int, cmd []byte) ([]byte, error)
 }
 
 // Conn is a connection of the watch's own: Close is called once, after
@@ -44,10 +47,15 @@ type Sample struct {
 	// (the manager's smoothed rates); nil when not read.
 	Client  *ClientIO    `json:"client,omitempty"`
 	OSDPerf []OSDLatency `json:"osd_perf,omitempty"`
+	// OSDQueue is the queue latency of the OSDs asked in this sample
+	// (of the run's pools; at most 32, in turn) that had ops since they
+	// were last asked.
+	OSDQueue []OSDQueue `json:"osd_queue,omitempty"`
 	// OSDs is every OSD's state, read from the OSD map in the first
 	// sample and in those that saw its epoch change; nil in the others.
 	OSDs []OSDState `json:"osds,omitempty"`
-	// Sent counts the commands the sample sent, by kind ("mon", "mgr").
+	// Sent counts the commands the sample sent, by kind ("mon", "mgr",
+	// "osd").
 	Sent     map[string]int `json:"sent,omitempty"`
 	Problems []string       `json:"problems,omitempty"`
 }
@@ -67,6 +75,16 @@ type OSDLatency struct {
 	Apply  float64 `json:"apply_ms"`
 }
 
+// OSDQueue is one OSD's mean queue latency, in milliseconds, since it
+// was last asked: the time its ops waited from their arrival to their
+// dequeue (op_before_dequeue_op_lat), which a slow dispatch path or a
+// full queue lengthens and the object store's commit latency does not
+// show.
+type OSDQueue struct {
+	ID int     `json:"id"`
+	Ms float64 `json:"queue_ms"`
+}
+
 // OSDState is whether one OSD is up and in.
 type OSDState struct {
 	ID int  `json:"id"`
@@ -77,15 +95,17 @@ type OSDState struct {
 // sampler takes samples: it remembers the OSD map epoch it last read
 // and the problems already noted, so that each is noted once.
 type sampler struct {
-	cmds  Commands
-	pools map[string]bool
-	every time.Duration
-	epoch int // of the OSD map last read; 0: none read
-	noted map[string]bool
+	cmds   Commands
+	pools  map[string]bool
+	every  time.Duration
+	epoch  int // of the OSD map last read; 0: none read
+	noted  map[string]bool
+	queues queueReader
 }
 
 func newSampler(cmds Commands, pools []string, every time.Duration) *sampler {
-	s := &sampler{cmds: cmds, pools: map[string]bool{}, every: every, noted: map[string]bool{}}
+	s := &sampler{cmds: cmds, pools: map[string]bool{}, every: every, noted: map[string]bool{},
+		queues: queueReader{last: map[int]queueCounter{}, timeout: tellTimeout, busy: map[int]bool{}}}
 	for _, p := range pools {
 		s.pools[p] = true
 	}
@@ -110,6 +130,7 @@ func (s *sampler) take(at float64) Sample {
 	if b, ok := s.ask(&smp, "mgr", "osd perf"); ok {
 		s.readOSDPerf(&smp, b)
 	}
+	s.readQueues(&smp)
 	return smp
 }
 
@@ -256,13 +277,15 @@ type Watch struct {
 // sink, if set, gets each sample as it is taken, from the watch's own
 // goroutine, never after Stop returned. conn is the watch's: it is
 // closed once its last command returned, which may be after Stop
-// returned (a command the cluster is slow to answer is not waited for).
+// returned (a command the cluster is slow to answer is not waited for,
+// nor an OSD's answer that came after its sample's timeout).
 func StartWatch(conn Conn, pools []string, interval time.Duration, sink func(Sample)) *Watch {
 	w := &Watch{sink: sink, done: make(chan struct{})}
 	s := newSampler(conn, pools, interval)
 	start := time.Now()
 	go func() {
 		defer conn.Close()
+		defer s.queues.pending.Wait()
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,9 @@ import (
 // script is a cluster that answers each command, by its prefix, with the
 // answer its list holds for the sample being taken (the last one after
 // the list ends): a file of testdata/watch, "error: ..." for a failed
-// command, or "raw: ..." for the answer itself.
+// command, or "raw: ..." for the answer itself. An OSD's answer is under
+// "osd.N perf dump"; a script without "pg ls-by-pool" has pools with no
+// PGs, whose OSDs are not asked.
 type script struct {
 	t       *testing.T
 	answers map[string][]string
@@ -34,6 +37,9 @@ type script struct {
 
 func (s *script) Mon(cmd []byte) ([]byte, error) { return s.answer(cmd) }
 func (s *script) Mgr(cmd []byte) ([]byte, error) { return s.answer(cmd) }
+func (s *script) Tell(osd int, cmd []byte) ([]byte, error) {
+	return s.answer(cmd, fmt.Sprintf("osd.%d ", osd))
+}
 
 func (s *script) Close() {
 	s.mu.Lock()
@@ -41,7 +47,7 @@ func (s *script) Close() {
 	s.closed++
 }
 
-func (s *script) answer(cmd []byte) ([]byte, error) {
+func (s *script) answer(cmd []byte, to ...string) ([]byte, error) {
 	var c struct{ Prefix, Format string }
 	if err := json.Unmarshal(cmd, &c); err != nil || c.Format != "json" {
 		s.t.Errorf("command %s: not a JSON command asking for JSON", cmd)
@@ -52,7 +58,10 @@ func (s *script) answer(cmd []byte) ([]byte, error) {
 		s.sent = map[string]int{}
 	}
 	s.sent[c.Prefix]++
-	list := s.answers[c.Prefix]
+	list := s.answers[strings.Join(to, "")+c.Prefix]
+	if len(list) == 0 && c.Prefix == "pg ls-by-pool" {
+		list = []string{"raw: []"}
+	}
 	if len(list) == 0 {
 		return nil, errors.New("unknown command")
 	}
@@ -123,8 +132,9 @@ func TestASampleHoldsPGStatesPoolRatesAndOSDLatency(t *testing.T) {
 	if got := strings.Join(d.Lines(), "\n"); got != "cluster at rest during the run (3 samples, every 1s)" {
 		t.Errorf("line %q", got)
 	}
-	// 3 status and 1 osd dump over 3 s.
-	if d.CommandsPerSecond["mon"] != 1.33 || d.CommandsPerSecond["mgr"] != 2 {
+	// 3 status and 1 osd dump over 3 s; to the manager, 2 a sample
+	// and the PG map once.
+	if d.CommandsPerSecond["mon"] != 1.33 || d.CommandsPerSecond["mgr"] != 2.33 {
 		t.Errorf("commands per second %v", d.CommandsPerSecond)
 	}
 }

@@ -49,8 +49,12 @@ func (s scrubConn) Mon(cmd []byte) ([]byte, error) {
 	return []byte(`{"epoch":5,"osds":[{"osd":0,"up":1,"in":1}]}`), nil
 }
 
+// Mgr answers pg ls-by-pool with no PGs, so no OSD is told anything.
 func (s scrubConn) Mgr([]byte) ([]byte, error) { return []byte(`[]`), nil }
-func (s scrubConn) Close()                     { s.c.closed.Add(1) }
+func (s scrubConn) Tell(int, []byte) ([]byte, error) {
+	return nil, errors.New("no OSD")
+}
+func (s scrubConn) Close() { s.c.closed.Add(1) }
 
 func watchedRun(t *testing.T, c *scrubbingCluster, watch Watch) (*result.Result, string) {
 	t.Helper()
@@ -205,8 +209,9 @@ func (f flagConn) Mon(b []byte) ([]byte, error) {
 	return nil, nil
 }
 
-func (f flagConn) Mgr([]byte) ([]byte, error) { return []byte(`[]`), nil }
-func (f flagConn) Close()                     { f.c.closed.Add(1) }
+func (f flagConn) Mgr([]byte) ([]byte, error)       { return []byte(`[]`), nil }
+func (f flagConn) Tell(int, []byte) ([]byte, error) { return nil, errors.New("no OSD") }
+func (f flagConn) Close()                           { f.c.closed.Add(1) }
 
 // A quiesced run interrupted midway still clears the flags it set, once
 // the watch has stopped, and its result says what it set.

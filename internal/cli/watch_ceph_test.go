@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,15 +59,8 @@ func TestClusterWatchSeesASteadyWrite(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	paths, _ := filepath.Glob(filepath.Join(results, "*.json"))
-	if len(paths) != 1 {
-		t.Fatalf("results %v", paths)
-	}
-	r, err := result.Load(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	samples, err := result.ClusterSamples(result.TickLogPath(paths[0]))
+	r, path := onlyResult(t, results)
+	samples, err := result.ClusterSamples(result.TickLogPath(path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,13 +181,7 @@ func writePage(t *testing.T, path string, set *aggregate.Set, title string) {
 // lines and bars of some size, and answer the mouse with a tooltip. A
 // report of odd results must open as cleanly.
 func TestPageInHeadlessChromium(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		if os.Getenv("CEPHBENCH_REQUIRE_BROWSER") != "" {
-			t.Fatal("CEPHBENCH_REQUIRE_BROWSER is set but no chromium is on PATH (scripts/install-deps.sh installs it)")
-		}
-		t.Skip("no chromium on PATH: install it (scripts/install-deps.sh) to test the HTML report in a browser; CEPHBENCH_REQUIRE_BROWSER=1 makes this a failure")
-	}
+	bin := chromiumOrSkip(t)
 	dir := t.TempDir()
 	made := realisticSet(t)
 	made.Results[0].Cluster = &cluster.Pair{Before: snapshot()}
@@ -201,24 +195,7 @@ func TestPageInHeadlessChromium(t *testing.T) {
 	pagePath := filepath.Join(dir, "report.html")
 	writePage(t, pagePath, set, "compare-targets")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-dev-shm-usage", true),
-		// No name resolves: a page that reached out would fail loudly.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
-		chromedp.UserDataDir(filepath.Join(dir, "profile")),
-		chromedp.WindowSize(1400, 1000),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-
+	bctx := startBrowser(t, bin, dir)
 	page := openTab(t, bctx, pagePath)
 	rows, err := chromedp.Run(page.ctx, chromedp.Evaluate[int](`document.querySelectorAll('table.summary tbody tr').length`))
 	if err != nil {
@@ -321,6 +298,76 @@ func TestPageInHeadlessChromium(t *testing.T) {
 		t.Errorf("tooltip over a distribution %q", tip)
 	}
 	edges.check(t)
+}
+
+// chromiumOrSkip finds a browser, or skips the test where there is none
+// and none is required.
+func chromiumOrSkip(t *testing.T) string {
+	t.Helper()
+	bin := chromium()
+	if bin == "" {
+		if os.Getenv("CEPHBENCH_REQUIRE_BROWSER") != "" {
+			t.Fatal("CEPHBENCH_REQUIRE_BROWSER is set but no chromium is on PATH (scripts/install-deps.sh installs it)")
+		}
+		t.Skip("no chromium on PATH: install it (scripts/install-deps.sh) to test the HTML report in a browser; CEPHBENCH_REQUIRE_BROWSER=1 makes this a failure")
+	}
+	return bin
+}
+
+// A watched run's cluster charts draw in a browser as cleanly: the
+// heatmaps have their rows and the slow OSD's outline, the mouse over
+// them throws nothing, and an event's shading says what happened.
+func TestClusterChartsInHeadlessChromium(t *testing.T) {
+	bin := chromiumOrSkip(t)
+	dir := t.TempDir()
+	pagePath := filepath.Join(dir, "watched.html")
+	writePage(t, pagePath, watchedSet(t, 20), "watched")
+	page := openTab(t, startBrowser(t, bin, dir), pagePath)
+	drawn := map[string]bool{}
+	for _, fg := range page.figures(t) {
+		drawn[fg.Chart] = fg.Width >= 300 && fg.Height >= 60
+	}
+	for _, kind := range []string{"cluster-ops", "cluster-mibs", "cluster-pgs", "osd-queue", "osd-commit"} {
+		if !drawn[kind] {
+			t.Errorf("chart %s missing or drawn too small (%v)", kind, drawn)
+		}
+	}
+	boxes, err := chromedp.Run(page.ctx, chromedp.Evaluate[[]float64](`[...document.querySelectorAll(
+		'figure[data-chart="osd-queue"] g.osd')].map(g => g.getBoundingClientRect().height).concat(
+		[...document.querySelectorAll('figure[data-chart="osd-queue"] rect.slow')].map(r => r.getBoundingClientRect().width))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(boxes) != 4 || boxes[0] < 5 || boxes[3] < 200 {
+		t.Errorf("heatmap rows' heights and the outline's width %v px; want 3 rows, then an outline across the chart", boxes)
+	}
+	hover(t, page.ctx, `figure.chart[data-chart="osd-queue"] svg.canvas`)
+	hover(t, page.ctx, `figure.chart[data-chart="cluster-ops"] rect.event`)
+	page.check(t)
+}
+
+// startBrowser starts a headless bin with its profile in dir, for the
+// test's length (60 s at most).
+func startBrowser(t *testing.T, bin, dir string) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		// No name resolves: a page that reached out would fail loudly.
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.WindowSize(1400, 1000),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	return bctx
 }
 
 // hover moves the mouse to the middle of the first element sel matches

@@ -51,6 +51,10 @@ type chart struct {
 	Lines        []line
 	Bars         []bar
 	Legend       []legendItem
+	// Spans are the cluster's events, shaded on a time axis; Heat, a
+	// heatmap's rows, drawn instead of lines.
+	Spans []span
+	Heat  *heatmap
 }
 
 // dataset names what a chart is about, for its data- attributes.

@@ -90,6 +90,9 @@ type groupView struct {
 	Distribution               *chart
 	NoDistribution             string
 	Repeats                    []chart
+	// Cluster are the charts of what the cluster did during each
+	// repeat, beside the client's view.
+	Cluster []chart
 }
 
 func build(set *aggregate.Set, title string) *page {
@@ -264,6 +267,7 @@ func groupSection(g *aggregate.Group, anchor string) groupView {
 		v.NoSeries = "These results have no per-second series."
 	}
 	v.Distribution, v.NoDistribution = distributionChart(g, data)
+	v.Cluster = clusterCharts(g, data)
 	if len(g.Results) > 1 {
 		v.Repeats = repeatCharts(g, data)
 	}
