@@ -17,9 +17,10 @@ import (
 	cbrados "github.com/cephbench/cephbench/engine/rados"
 )
 
-// Cluster connects to the test run's sandbox cluster, or skips the test:
-// the project's test command (scripts/test.sh) always starts one.
-func Cluster(t *testing.T) *rados.Conn {
+// Cluster connects to the test run's sandbox cluster, or skips the test
+// or benchmark: the project's test command (scripts/test.sh) always
+// starts one.
+func Cluster(t testing.TB) *rados.Conn {
 	t.Helper()
 	if os.Getenv("CEPH_CONF") == "" {
 		t.Skip("no cluster: CEPH_CONF is unset (scripts/test.sh starts a sandbox cluster and sets it)")
@@ -32,9 +33,9 @@ func Cluster(t *testing.T) *rados.Conn {
 	return conn
 }
 
-// Pool makes a pool named after prefix that is removed when the test
-// ends.
-func Pool(t *testing.T, conn *rados.Conn, prefix string) string {
+// Pool makes a pool named after prefix that is removed when the test or
+// benchmark ends.
+func Pool(t testing.TB, conn *rados.Conn, prefix string) string {
 	t.Helper()
 	name := fmt.Sprintf("%s-%d", prefix, rand.Uint32())
 	if err := conn.MakePool(name); err != nil {
