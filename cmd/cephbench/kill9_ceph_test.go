@@ -204,16 +204,20 @@ func TestKill9S3ThenCleanup(t *testing.T) {
 	}
 	_, bin := buildWithCeph(t)
 	list := func(t *testing.T, digest bool) killtest.Items { return listBuckets(t, c, digest, bucket, other, made) }
-	write := func(target string, extra ...string) []string {
-		return append([]string{"bench", "--target", target, "--rw", "write", "--bs", "4k", "--workers", "4", "--iodepth", "4", "--quiet"}, extra...)
+	writeWith := func(workers, depth, target string, extra ...string) []string {
+		return append([]string{"bench", "--target", target, "--rw", "write", "--bs", "4k", "--workers", workers, "--iodepth", depth, "--quiet"}, extra...)
 	}
+	write := func(target string, extra ...string) []string { return writeWith("4", "4", target, extra...) }
 	target := "s3://" + bucket + "/pfx"
 	killtest.Run(t, killtest.Config{
 		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
 		Phases: []killtest.Phase{
 			{Name: "layout", Args: write(target, "--ramp", "3s", "--duration", "10s"), In: killtest.Ramp(3 * time.Second), Delay: time.Second},
 			{Name: "mid-run", Args: write(target, "--duration", "10s"), In: killtest.Measuring, Delay: time.Second},
-			{Name: "cleanup", Args: write(target, "--duration", "2s"), In: killtest.Removing, Delay: 50 * time.Millisecond},
+			// Objects go a thousand to a delete request: a run that wrote a
+			// few hundred removes them in one request, over before a look
+			// at the bucket under a loaded machine. Thousands take several.
+			{Name: "cleanup", Args: writeWith("16", "8", target, "--duration", "4s"), In: killtest.Removing, Delay: 50 * time.Millisecond},
 		},
 	})
 	// Beyond the five moments of each phase above: that the bucket goes.
