@@ -43,14 +43,16 @@ func compareRow(t *testing.T, stdout, label string) []string {
 }
 
 // TestCompareRealRuns compares three runs paced at 1000 ops/s with three
-// at 800: IOPS 20% lower, significantly.
+// at 500: IOPS half as high, significantly. Under the race detector on a
+// loaded machine a paced run falls behind its schedule by up to a sixth,
+// unevenly, which made a 20% drop (800 against 1000) look like noise.
 func TestCompareRealRuns(t *testing.T) {
 	dir := t.TempDir()
 	before, after := filepath.Join(dir, "before"), filepath.Join(dir, "after")
 	// A second each: long enough that a loaded machine's late start of
 	// an op does not make the pacing's 20% look like noise.
 	benchRepeats(t, before, "paced", 1000, 1000, 3)
-	benchRepeats(t, after, "paced", 800, 800, 3)
+	benchRepeats(t, after, "paced", 500, 500, 3)
 	benchRepeats(t, before, "retired", 1000, 10, 1)
 	ctx := context.Background()
 
@@ -67,11 +69,11 @@ func TestCompareRealRuns(t *testing.T) {
 			t.Errorf("the output lacks %q:\n%s", want, stdout)
 		}
 	}
-	// IOPS  1003  802  -20.0%  worse  t-test n=3/3 p<0.0001
+	// IOPS  1003  502  -50.0%  worse  t-test n=3/3 p<0.0001
 	row := compareRow(t, stdout, "IOPS")
 	var change float64
-	if _, err := fmt.Sscanf(row[3], "%f%%", &change); err != nil || change > -15 || change < -25 {
-		t.Errorf("IOPS row %q: change %q, want about -20%%", row, row[3])
+	if _, err := fmt.Sscanf(row[3], "%f%%", &change); err != nil || change > -40 || change < -60 {
+		t.Errorf("IOPS row %q: change %q, want about -50%%", row, row[3])
 	}
 	if strings.Join(row[4:7], " ") != "worse t-test n=3/3" {
 		t.Errorf("IOPS row %q: want worse by t-test n=3/3", row)
@@ -82,7 +84,7 @@ func TestCompareRealRuns(t *testing.T) {
 		t.Errorf("without --fail-if: exit %d, stderr %q, output:\n%s", code, stderr, plain)
 	}
 
-	// Reversed, the change is +25% and the same condition holds for nothing.
+	// Reversed, the change is +100% and the same condition holds for nothing.
 	code, stdout, _ = cephbench(t, ctx, "compare", after, before, "--fail-if", "p99.9 > 1000%,iops < -5%")
 	if row := compareRow(t, stdout, "IOPS"); code != ExitOK || row[4] != "better" {
 		t.Errorf("after vs before: exit %d, IOPS row %q; want exit 0, better", code, row)
@@ -103,7 +105,7 @@ func TestCompareRealRuns(t *testing.T) {
 	}
 	iops := got.Measurements[0].Changes[0]
 	if iops.Metric != "iops" || iops.Verdict != aggregate.Worse || iops.TTest == nil || iops.TTest.P >= 0.05 ||
-		iops.A.N() != 3 || iops.B.N() != 3 || iops.Percent > -15 || iops.Percent < -25 {
+		iops.A.N() != 3 || iops.B.N() != 3 || iops.Percent > -40 || iops.Percent < -60 {
 		t.Errorf("JSON IOPS change %+v", iops)
 	}
 
