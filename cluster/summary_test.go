@@ -11,6 +11,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cephbench/cephbench/cluster/clustertest"
 )
 
 var updateSummaries = flag.Bool("update-summaries", false, "rewrite testdata/summary from what Summarize gives now")
@@ -191,5 +194,57 @@ func TestADaysSummaryStaysSmall(t *testing.T) {
 	}
 	if d.Samples != day || !d.AtRest() || len(d.SlowOSDs) != 0 {
 		t.Errorf("a day at rest: %d samples, events %v, slow OSDs %v", d.Samples, d.Events, d.SlowOSDs)
+	}
+}
+
+// A watch keeps no sample: from its 500th sample of 100 OSDs to its
+// 3,000th, what it holds grows by much less than the samples would take
+// (about 4 KB each).
+func TestAWatchKeepsNoSample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3,000 samples take a few seconds")
+	}
+	const osds, first, last = 100, 500, 3000
+	var dump []map[string]int
+	for id := range osds {
+		dump = append(dump, map[string]int{"osd": id, "up": 1, "in": 1})
+	}
+	dumpJSON, _ := json.Marshal(map[string]any{"epoch": 7, "osds": dump})
+	mon := clustertest.New().
+		Script("status", clustertest.Reply(`{"health":{"status":"HEALTH_OK"},"osdmap":{"epoch":7},"pgmap":{"pgs_by_state":[{"state_name":"active+clean","count":4096}]}}`)).
+		Script("osd dump", clustertest.Reply(string(dumpJSON))).
+		Script("osd pool stats", clustertest.Reply(`[]`)).
+		Script("pg ls-by-pool", clustertest.Reply(`[]`)).
+		Script("osd perf", func(asked int) ([]byte, error) {
+			var infos []string
+			for id := range osds {
+				ms := 1 + (id*7+asked)%9
+				infos = append(infos, fmt.Sprintf(`{"id":%d,"perf_stats":{"commit_latency_ms":%d,"apply_latency_ms":%d}}`, id, ms, ms))
+			}
+			return []byte(`{"osdstats":{"osd_perf_infos":[` + strings.Join(infos, ",") + `]}}`), nil
+		})
+	var taken int
+	heap := map[int]uint64{}
+	done := make(chan struct{})
+	// The sink runs on the watch's goroutine: the heap is read while
+	// the watch waits.
+	w := StartWatch(mon, []string{"cbwatch"}, time.Millisecond, func(Sample) {
+		if taken++; taken == first || taken == last {
+			heap[taken] = heapInUse()
+		}
+		if taken == last {
+			close(done)
+		}
+	})
+	select {
+	case <-done:
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the watch took fewer than %d samples in 5 minutes", last)
+	}
+	d := w.Stop()
+	grew := int64(heap[last]) - int64(heap[first])
+	t.Logf("from sample %d to %d of %d OSDs the watch's heap grew by %d B", first, last, osds, grew)
+	if grew > 1<<20 || d.Samples < last || d.CommandsPerSecond["mgr"] == 0 {
+		t.Errorf("the heap grew by %d B over %d samples (kept, they take about 10 MB); summary of %d samples", grew, last-first, d.Samples)
 	}
 }
