@@ -207,9 +207,10 @@ func Load(path string) (*Result, error) {
 		}
 		return &r, nil
 	}
-	intervals, samples, err := readLog(log)
+	watched := cluster.NewSummary()
+	intervals, err := readLog(log, watched.Add)
 	if err == nil {
-		err = r.rebuild(intervals, samples)
+		err = r.rebuild(intervals, watched)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding a run killed before it saved, from its tick log: %w", path, err)
