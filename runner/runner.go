@@ -51,6 +51,11 @@ type Options struct {
 	// for the next run on the same session; nil means the objects the
 	// session found (Geometry.ObjectCount).
 	Objects *workload.Objects
+	// Completed, if set, sees every measured op that succeeded, as it
+	// completes: the per-op record fio's log files are made from. It is
+	// called from the goroutine that ran the op, so concurrently for
+	// different workers and slots; it must not keep c.Op's buffer.
+	Completed func(c Completion)
 	// Clock is the time the run reads; nil is engine.Now, the time every
 	// engine stamps its ops with. The run waits on the time package's
 	// timers, so another Clock is of use only where those follow it: in a
@@ -65,6 +70,16 @@ type Options struct {
 // every worker at once.
 type Clock interface {
 	Now() time.Duration
+}
+
+// Completion is one measured op that succeeded, for Options.Completed.
+type Completion struct {
+	// Worker is the worker that ran it, from 0: a fio job's clone.
+	Worker int
+	Op     *engine.Op
+	// Start and End are when the op started (as its latency counts) and
+	// completed, since the measured period began (the end of the ramp).
+	Start, End time.Duration
 }
 
 // Outcome is everything a run measured.
@@ -175,6 +190,7 @@ type run struct {
 }
 
 type worker struct {
+	id       int        // its index in the run's workers
 	mu       sync.Mutex // guards gen's Next
 	gen      workload.Source
 	rec      *metrics.Recorder
@@ -356,7 +372,7 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 		mix = workload.NewMix(shares, w, objs)
 	}
 	for i := 0; i < w.Workers; i++ {
-		wk := &worker{rec: col.NewRecorder()}
+		wk := &worker{id: i, rec: col.NewRecorder()}
 		if mix != nil {
 			wk.gen = mix.Worker(i, opts.Seed)
 		} else {
@@ -776,6 +792,9 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 		end = r.now()
 	}
 	wk.rec.Record(r.index[op.Kind], end-start, int64(len(op.Buf)), end)
+	if r.opts.Completed != nil {
+		r.opts.Completed(Completion{Worker: wk.id, Op: op, Start: start - r.rampEnd, End: end - r.rampEnd})
+	}
 	if fb := r.firstByte[op.Kind]; fb >= 0 && op.FirstByte >= start {
 		wk.rec.Record(fb, op.FirstByte-start, 0, op.FirstByte)
 	}

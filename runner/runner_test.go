@@ -645,3 +645,39 @@ func TestSubscribersSeeEveryIntervalInOrder(t *testing.T) {
 			len(calls), len(series), dur, ops, counted, total, o.Elapsed)
 	}
 }
+
+func TestCompletedSeesEveryMeasuredOpOfEachWorker(t *testing.T) {
+	simulated(t, func(t *testing.T, clock Clock) {
+		s := &fakeSession{delay: func(int64) time.Duration { return time.Millisecond }}
+		w := workloadOf(func(w *spec.Workload) {
+			w.Ramp = spec.Duration(50 * time.Millisecond)
+			w.Duration = spec.Duration(200 * time.Millisecond)
+			w.Workers, w.QueueDepth = 3, 2
+		})
+		var mu sync.Mutex
+		perWorker := map[int]int64{}
+		var late []Completion
+		o, err := Run(context.Background(), s, w, Options{Seed: 1, Clock: clock, Completed: func(c Completion) {
+			mu.Lock()
+			defer mu.Unlock()
+			perWorker[c.Worker]++
+			if c.Start < 0 || c.End < c.Start || c.End > 201*time.Millisecond || len(c.Op.Buf) != 4096 {
+				late = append(late, c)
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, _ := totalOps(o)
+		var seen int64
+		for _, n := range perWorker {
+			seen += n
+		}
+		if seen != ops || len(perWorker) != 3 {
+			t.Errorf("completions %d from workers %v; the run measured %d ops on 3 workers", seen, perWorker, ops)
+		}
+		if len(late) > 0 {
+			t.Errorf("%d completions outside the measured 200ms, such as start %v end %v", len(late), late[0].Start, late[0].End)
+		}
+	})
+}
