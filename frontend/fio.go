@@ -13,6 +13,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/io/diskstats"
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/internal/peer/fioreport"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
@@ -286,7 +287,46 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 			r.mu.Unlock()
 		}
 	}
-	return step.Run(ctx, st, so)
+	logs, err := r.openLogs(i)
+	if err != nil {
+		return nil, err
+	}
+	if logs == nil {
+		return step.Run(ctx, st, so)
+	}
+	so.Completed = func(c runner.Completion) {
+		if k := c.Op.Kind; k == engine.Read || k == engine.Write {
+			logs.Add(fiolog.Sample{Clone: c.Worker, Write: k == engine.Write, Offset: c.Op.Offset, Size: int64(len(c.Op.Buf)), Start: c.Start, End: c.End})
+		}
+	}
+	res, err := step.Run(ctx, st, so)
+	var elapsed time.Duration
+	if res != nil {
+		elapsed = time.Duration(res.ElapsedSeconds * float64(time.Second))
+	}
+	if closeErr := logs.Close(elapsed); closeErr != nil && err == nil {
+		err = fmt.Errorf("%s: the log files: %w", st.Name, closeErr)
+	}
+	return res, err
+}
+
+// openLogs creates step i's fio log files, nil if it writes none. fio
+// numbers its clones' logs by thread, counting the clones of the jobs
+// before.
+func (r *fioRun) openLogs(i int) (*fiolog.Logs, error) {
+	f := r.job.Steps[i].Front.Fio
+	if f.Logs == nil {
+		return nil, nil
+	}
+	first := 1
+	for _, st := range r.job.Steps[:i] {
+		first += max(st.Front.Fio.NumJobs, 1)
+	}
+	logs, err := fiolog.Open(*f.Logs, first, max(r.job.Steps[i].Workload.Workers, 1))
+	if err != nil {
+		return nil, engine.Usagef("%s: the log files: %v", r.job.Steps[i].Name, err)
+	}
+	return logs, nil
 }
 
 // printStatus writes the output of every job so far each

@@ -28,6 +28,7 @@ func FioJob(plan *fiojob.Plan, dir, results, at string) Job {
 				StartDelay: spec.Duration(j.StartDelay), Stonewall: j.Stonewall, Group: j.Group, GroupReporting: j.GroupReporting,
 				Description: j.Description, NumJobs: j.NumJobs, RW: j.RW, IOEngine: j.IOEngine, IODepth: j.IODepth,
 				PercentileList: j.PercentileList, LatPercentiles: j.LatPercentiles, Options: stepFioOptions(j.Options),
+				Logs: j.Logs,
 			}},
 		}
 		st.Workload.Target = engine.InDir(st.Workload.Target, dir)

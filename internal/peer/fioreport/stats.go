@@ -451,3 +451,10 @@ func (r *Report) sections() ([]*section, map[int]*groupStats, error) {
 	}
 	return all, groups, nil
 }
+
+// PlatBins is how many latency bins fio 3.33 keeps (its histogram log's
+// columns, JSON+'s bins).
+const PlatBins = platNr
+
+// PlatIndex is fio's latency bin of v nanoseconds, from 0 to PlatBins-1.
+func PlatIndex(v int64) int { return platIndex(v) }
