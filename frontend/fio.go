@@ -300,11 +300,11 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 		}
 	}
 	res, err := step.Run(ctx, st, so)
-	var elapsed time.Duration
-	if res != nil {
-		elapsed = time.Duration(res.ElapsedSeconds * float64(time.Second))
+	if res == nil {
+		logs.Remove() // refused before any I/O: no files, as no output
+		return nil, err
 	}
-	if closeErr := logs.Close(elapsed); closeErr != nil && err == nil {
+	if closeErr := logs.Close(time.Duration(res.ElapsedSeconds * float64(time.Second))); closeErr != nil && err == nil {
 		err = fmt.Errorf("%s: the log files: %w", st.Name, closeErr)
 	}
 	return res, err

@@ -170,6 +170,9 @@ func (l *Logs) Close(elapsed time.Duration) error {
 	return l.close(true)
 }
 
+// Remove closes the logs of a job that never ran and removes their files.
+func (l *Logs) Remove() { l.close(false) }
+
 // close flushes and closes every file; with keep false (a failed Open)
 // it removes them.
 func (l *Logs) close(keep bool) error {
