@@ -14,8 +14,9 @@ import (
 	"testing"
 )
 
-// realFio runs fio 3.33 with args in dir, skipping the test without it.
-func realFio(t *testing.T, dir string, args ...string) {
+// realFio runs fio 3.33 with args in dir and returns its standard
+// output, skipping the test without fio.
+func realFio(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	path, err := exec.LookPath("fio")
 	if err != nil {
@@ -23,8 +24,65 @@ func realFio(t *testing.T, dir string, args ...string) {
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("fio %s: %v\n%s", strings.Join(args, " "), err, out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fio %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// fioJobs are the "jobs" of fio's JSON output: each one's name and ops by
+// direction.
+type fioJobs struct {
+	Jobs []struct {
+		Name        string `json:"jobname"`
+		Read, Write struct {
+			TotalIOs int64 `json:"total_ios"`
+		}
+	}
+}
+
+func parseJobs(t *testing.T, out string) fioJobs {
+	t.Helper()
+	var jobs fioJobs
+	if err := json.Unmarshal([]byte(out), &jobs); err != nil {
+		t.Fatalf("%v in\n%s", err, out)
+	}
+	return jobs
+}
+
+// Without group_reporting each of numjobs's clones is a job of its own
+// in fio's JSON, as fio prints it; with it the clones are one.
+func TestFioClonesAreJobsOfTheirOwn(t *testing.T) {
+	for _, grouped := range []bool{false, true} {
+		fioDir, cbDir := t.TempDir(), t.TempDir()
+		args := func(dir string) []string {
+			a := []string{"--name=j", "--filename=" + filepath.Join(dir, "data"), "--size=256k", "--bs=4k", "--rw=randrw",
+				"--ioengine=psync", "--numjobs=3", "--output-format=json"}
+			if grouped {
+				a = append(a, "--group_reporting")
+			}
+			return a
+		}
+		want := parseJobs(t, realFio(t, fioDir, args(fioDir)...))
+		out, _ := fioIn(t, cbDir, nil, args(cbDir)...)
+		got := parseJobs(t, out)
+		if len(got.Jobs) != len(want.Jobs) {
+			t.Fatalf("group_reporting=%v: %d jobs in cephbench's JSON, %d in fio's", grouped, len(got.Jobs), len(want.Jobs))
+		}
+		var ops, fioOps int64
+		for i, j := range got.Jobs {
+			if j.Name != want.Jobs[i].Name {
+				t.Errorf("job %d is named %q; fio's %q", i, j.Name, want.Jobs[i].Name)
+			}
+			ops += j.Read.TotalIOs + j.Write.TotalIOs
+			fioOps += want.Jobs[i].Read.TotalIOs + want.Jobs[i].Write.TotalIOs
+		}
+		if ops != fioOps || ops != 3*64 {
+			t.Errorf("group_reporting=%v: the jobs' ops add up to %d; fio's to %d, 3 clones of 64", grouped, ops, fioOps)
+		}
 	}
 }
 
@@ -68,20 +126,11 @@ func TestFioLogsOfEveryOpAreFios(t *testing.T) {
 	}
 	realFio(t, fioDir, args(fioDir)...)
 	out, _ := fioIn(t, cbDir, nil, args(cbDir)...)
+	report := parseJobs(t, out)
 
 	names := logNames(t, fioDir)
 	if got := logNames(t, cbDir); !slices.Equal(got, names) {
 		t.Fatalf("cephbench wrote the logs %v; fio %v", got, names)
-	}
-	var report struct {
-		Jobs []struct {
-			Read, Write struct {
-				TotalIOs int64 `json:"total_ios"`
-			}
-		}
-	}
-	if err := json.Unmarshal([]byte(out), &report); err != nil {
-		t.Fatal(err)
 	}
 	var runOps [2]int64
 	for _, j := range report.Jobs {
