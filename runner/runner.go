@@ -190,7 +190,11 @@ type run struct {
 }
 
 type worker struct {
-	id       int        // its index in the run's workers
+	id int // its index in the run's workers
+	// opsLeft and bytesLeft are its share of the bounds still to do,
+	// with Workload.BoundsPerWorker.
+	opsLeft, bytesLeft atomic.Int64
+
 	mu       sync.Mutex // guards gen's Next
 	gen      workload.Source
 	rec      *metrics.Recorder
@@ -347,6 +351,15 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 	if reason, ok := r.reason.Load().(string); ok {
 		out.StopReason = reason
 	}
+	if r.w.BoundsPerWorker && (out.StopReason == "" || out.StopReason == StopExhausted) {
+		// Every worker stopped at its share, or a worker's ops ran out.
+		switch {
+		case r.w.TotalBytes > 0 && allDone(r.workers, func(wk *worker) int64 { return wk.bytesLeft.Load() }):
+			out.StopReason = StopBytes
+		case r.w.TotalOps > 0 && allDone(r.workers, func(wk *worker) int64 { return wk.opsLeft.Load() }):
+			out.StopReason = StopOps
+		}
+	}
 	if r.pacer != nil {
 		out.Late = r.late.Load()
 		out.Missed = r.missed(now)
@@ -373,6 +386,13 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 	}
 	for i := 0; i < w.Workers; i++ {
 		wk := &worker{id: i, rec: col.NewRecorder()}
+		wk.opsLeft.Store(share(w.TotalOps, w.Workers, i))
+		// Whole blocks, so that the shares add up to the total in ops.
+		bs := max(int64(w.BlockSize), 1)
+		wk.bytesLeft.Store(share(int64(w.TotalBytes)/bs, w.Workers, i) * bs)
+		if i == 0 {
+			wk.bytesLeft.Add(int64(w.TotalBytes) % bs)
+		}
 		if mix != nil {
 			wk.gen = mix.Worker(i, opts.Seed)
 		} else {
@@ -381,6 +401,28 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 		r.workers = append(r.workers, wk)
 	}
 	return nil
+}
+
+// share is worker i's part of total split among workers, the first ones
+// taking the remainder.
+func share(total int64, workers, i int) int64 {
+	n := int64(workers)
+	s := total / n
+	if int64(i) < total%n {
+		s++
+	}
+	return s
+}
+
+// allDone says whether every worker has no share left: left is below
+// zero once a worker was refused an op.
+func allDone(workers []*worker, left func(*worker) int64) bool {
+	for _, wk := range workers {
+		if left(wk) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // openQueues opens one queue of depth per worker, or none.
@@ -634,7 +676,7 @@ func (r *run) drain(done <-chan struct{}) {
 // bounds, the pacer and the backlog. It returns the op's start time for
 // latency (its scheduled time when paced) and whether it falls in the
 // measured period. An admitted op is in the backlog until unqueue.
-func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, measured, ok bool) {
+func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Duration, measured, ok bool) {
 	if r.refusing() {
 		return 0, false, false
 	}
@@ -651,7 +693,12 @@ func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, meas
 	}
 	n := int64(len(op.Buf))
 	measured = start >= r.rampEnd
-	if measured && r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps {
+	if measured && r.w.BoundsPerWorker {
+		// The worker's own share: when it is done the others go on.
+		if r.w.TotalOps > 0 && wk.opsLeft.Add(-1) < 0 || r.w.TotalBytes > 0 && wk.bytesLeft.Add(-n) < 0 {
+			return 0, false, false
+		}
+	} else if measured && r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps {
 		r.stop(StopOps)
 		return 0, false, false
 	}
@@ -822,7 +869,7 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 		if !r.next(wk, op) {
 			return
 		}
-		start, measured, ok := r.admit(timer, op)
+		start, measured, ok := r.admit(wk, timer, op)
 		if !ok {
 			wk.gen.Done(op, engine.ErrNotIssued)
 			return
@@ -926,7 +973,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 				stopping = true
 				return
 			}
-			start, measured, ok := r.admit(timer, &s.op)
+			start, measured, ok := r.admit(wk, timer, &s.op)
 			if !ok {
 				wk.gen.Done(&s.op, engine.ErrNotIssued)
 				stopping = true

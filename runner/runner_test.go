@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"math"
 	"runtime"
 	"sync"
@@ -680,4 +681,32 @@ func TestCompletedSeesEveryMeasuredOpOfEachWorker(t *testing.T) {
 			t.Errorf("%d completions outside the measured 200ms, such as start %v end %v", len(late), late[0].Start, late[0].End)
 		}
 	})
+}
+
+func TestBoundsPerWorkerGiveEachWorkerItsShare(t *testing.T) {
+	for _, s := range []engine.Session{&fakeSession{}, &fakeAsync{}} {
+		for _, bound := range []string{StopOps, StopBytes} {
+			w := workloadOf(func(w *spec.Workload) {
+				w.Workers, w.QueueDepth, w.BoundsPerWorker = 3, 2, true
+				if bound == StopOps {
+					w.TotalOps = 100
+				} else {
+					w.TotalBytes = 100 * 4096
+				}
+			})
+			var mu sync.Mutex
+			perWorker := map[int]int{}
+			o, err := Run(context.Background(), s, w, Options{Seed: 1, Completed: func(c Completion) {
+				mu.Lock()
+				perWorker[c.Worker]++
+				mu.Unlock()
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[int]int{0: 34, 1: 33, 2: 33}; !maps.Equal(perWorker, want) || o.StopReason != bound {
+				t.Errorf("%T, %s: ops by worker %v, stop %q; want %v, stop %q", s, bound, perWorker, o.StopReason, want, bound)
+			}
+		}
+	}
 }

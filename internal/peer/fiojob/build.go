@@ -183,6 +183,8 @@ func (p *parser) build(pj *pending) (Job, error) {
 			w.TotalOps = o.numberIOs * n
 		}
 	}
+	// Each clone does its own size and number_ios, as fio's do.
+	w.BoundsPerWorker = o.numjobs > 1 && (w.TotalBytes > 0 || w.TotalOps > 0 || wholeTarget)
 	w.Ramp = spec.Duration(o.ramp)
 
 	iops, err := rateIOPS(o, reads, writes, bs, at)
