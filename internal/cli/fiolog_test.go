@@ -60,15 +60,15 @@ func TestFioClonesAreJobsOfTheirOwn(t *testing.T) {
 		fioDir, cbDir := t.TempDir(), t.TempDir()
 		args := func(dir string) []string {
 			a := []string{"--name=j", "--filename=" + filepath.Join(dir, "data"), "--size=256k", "--bs=4k", "--rw=randrw",
-				"--ioengine=psync", "--numjobs=3", "--output-format=json"}
+				"--ioengine=psync", "--numjobs=3", "--output-format=json+"}
 			if grouped {
 				a = append(a, "--group_reporting")
 			}
 			return a
 		}
-		want := parseJobs(t, realFio(t, fioDir, args(fioDir)...))
+		fioOut := realFio(t, fioDir, args(fioDir)...)
 		out, _ := fioIn(t, cbDir, nil, args(cbDir)...)
-		got := parseJobs(t, out)
+		want, got := parseJobs(t, fioOut), parseJobs(t, out)
 		if len(got.Jobs) != len(want.Jobs) {
 			t.Fatalf("group_reporting=%v: %d jobs in cephbench's JSON, %d in fio's", grouped, len(got.Jobs), len(want.Jobs))
 		}
@@ -78,6 +78,26 @@ func TestFioClonesAreJobsOfTheirOwn(t *testing.T) {
 				t.Errorf("group_reporting=%v: job %d is %q of %d ops; fio's %q of %d (each clone does its 256k in 4k ops)",
 					grouped, i, j.Name, ops, want.Jobs[i].Name, fioOps)
 			}
+		}
+		if _, err := exec.LookPath("fio_jsonplus_clat2csv"); err != nil {
+			continue
+		}
+		// fio_jsonplus_clat2csv writes a file per job: per clone here.
+		for dir, json := range map[string]string{fioDir: fioOut, cbDir: out} {
+			if err := os.WriteFile(filepath.Join(dir, "out.json"), []byte(json), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fioTool(t, dir, "fio_jsonplus_clat2csv", "out.json", "out.csv")
+		}
+		csvs := func(dir string) []string {
+			paths, _ := filepath.Glob(filepath.Join(dir, "out_job*.csv"))
+			for i, p := range paths {
+				paths[i] = filepath.Base(p)
+			}
+			return paths
+		}
+		if got, want := csvs(cbDir), csvs(fioDir); len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("group_reporting=%v: fio_jsonplus_clat2csv wrote %v of cephbench's JSON+, %v of fio's", grouped, got, want)
 		}
 	}
 }
@@ -183,9 +203,9 @@ func python3WithPandas() string {
 	return ""
 }
 
-// tool runs one of fio's tools in dir and returns its standard output,
+// fioTool runs one of fio's tools in dir and returns its standard output,
 // failing the test if it fails.
-func tool(t *testing.T, dir, name string, args ...string) string {
+func fioTool(t *testing.T, dir, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -267,8 +287,8 @@ func TestFioToolsReadCephbenchsLogs(t *testing.T) {
 		if err := os.WriteFile(script, unzipped, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want := tool(t, fioDir, python, script, "x_clat_hist.log")
-		got := tool(t, cbDir, python, script, "x_clat_hist.log")
+		want := fioTool(t, fioDir, python, script, "x_clat_hist.log")
+		got := fioTool(t, cbDir, python, script, "x_clat_hist.log")
 		if firstLine(got) != firstLine(want) || strings.Count(got, "\n") < 2 {
 			t.Errorf("fiologparser_hist.py of cephbench's log:\n%s\nof fio's:\n%s", got, want)
 		}
@@ -278,10 +298,10 @@ func TestFioToolsReadCephbenchsLogs(t *testing.T) {
 			t.Skip("fio2gnuplot is not installed (Debian's fio package has it)")
 		}
 		for _, dir := range []string{fioDir, cbDir} {
-			tool(t, dir, "fio2gnuplot", "-b", "-t", "T")
+			fioTool(t, dir, "fio2gnuplot", "-b", "-t", "T")
 		}
-		want, got := readFile(t, filepath.Join(fioDir, "result.global")), readFile(t, filepath.Join(cbDir, "result.global"))
-		if keys(got) != keys(want) || !strings.Contains(got, "disks_count=1") {
+		want, got := readText(t, filepath.Join(fioDir, "result.global")), readText(t, filepath.Join(cbDir, "result.global"))
+		if settingNames(got) != settingNames(want) || !strings.Contains(got, "disks_count=1") {
 			t.Errorf("fio2gnuplot's result.global of cephbench's bw log:\n%s\nof fio's:\n%s", got, want)
 		}
 	})
@@ -292,7 +312,7 @@ func TestFioToolsReadCephbenchsLogs(t *testing.T) {
 			}
 		}
 		for _, dir := range []string{fioDir, cbDir} {
-			tool(t, dir, "fio_generate_plots", "T")
+			fioTool(t, dir, "fio_generate_plots", "T")
 		}
 		svgs := func(dir string) []string {
 			paths, _ := filepath.Glob(filepath.Join(dir, "T-*.svg"))
@@ -306,7 +326,7 @@ func TestFioToolsReadCephbenchsLogs(t *testing.T) {
 		}
 		for _, kind := range []string{"bw", "iops", "lat", "clat"} { // slat is empty in both
 			svg := "T-" + kind + ".svg"
-			if s := readFile(t, filepath.Join(cbDir, svg)); !strings.Contains(s, "<path") {
+			if s := readText(t, filepath.Join(cbDir, svg)); !strings.Contains(s, "<path") {
 				t.Errorf("%s has no line drawn", svg)
 			}
 		}
@@ -316,16 +336,16 @@ func TestFioToolsReadCephbenchsLogs(t *testing.T) {
 			t.Skip("fio_jsonplus_clat2csv is not installed (Debian's fio package has it)")
 		}
 		for _, dir := range []string{fioDir, cbDir} {
-			tool(t, dir, "fio_jsonplus_clat2csv", "out.json", "out.csv")
+			fioTool(t, dir, "fio_jsonplus_clat2csv", "out.json", "out.csv")
 		}
-		want, got := readFile(t, filepath.Join(fioDir, "out_job0.csv")), readFile(t, filepath.Join(cbDir, "out_job0.csv"))
+		want, got := readText(t, filepath.Join(fioDir, "out_job0.csv")), readText(t, filepath.Join(cbDir, "out_job0.csv"))
 		if firstLine(got) != firstLine(want) || strings.Count(got, "\n") < 10 {
 			t.Errorf("fio_jsonplus_clat2csv of cephbench's JSON+ begins\n%.500s\nof fio's\n%.500s", got, want)
 		}
 	})
 }
 
-func readFile(t *testing.T, path string) string {
+func readText(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -334,8 +354,8 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// keys are the names of a key=value file's lines, in order.
-func keys(s string) string {
+// settingNames are the names of a key=value file's lines, in order.
+func settingNames(s string) string {
 	var names []string
 	for l := range strings.Lines(s) {
 		name, _, _ := strings.Cut(l, "=")
