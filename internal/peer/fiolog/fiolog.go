@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -46,7 +47,9 @@ type Options struct {
 	HistMsec       int `json:"hist_msec,omitempty"`
 	HistCoarseness int `json:"hist_coarseness,omitempty"`
 	// PerJob is per_job_logs: NAME_bw.N.log per clone, N being fio's
-	// thread number, rather than one NAME_bw.log for all.
+	// thread number, made anew; without it one NAME_bw.log that each
+	// clone appends its lines to when the job ends, after what earlier
+	// runs left there, as fio does.
 	PerJob bool `json:"per_job"`
 	// Offset (log_offset) adds each op's offset as a column; Prio
 	// (log_prio) prints the priority column as fio's hex priority value.
@@ -112,7 +115,7 @@ func Open(o Options, first, clones int) (*Logs, error) {
 				// appends each clone's log when it ends.
 				name := fmt.Sprintf("%s_%s.log", prefix, kindNames[k])
 				l.shared[k] = name
-				f, err = os.CreateTemp(dirOf(name), ".cephbench-log-*")
+				f, err = os.CreateTemp(filepath.Dir(name), ".cephbench-log-*")
 			}
 			if err != nil {
 				return nil, errors.Join(err, l.close(false))
@@ -135,15 +138,6 @@ func (o Options) prefix(k kind) string {
 		return o.Hist
 	}
 	return o.Lat
-}
-
-func dirOf(name string) string {
-	for i := len(name) - 1; i >= 0; i-- {
-		if name[i] == '/' {
-			return name[:i+1]
-		}
-	}
-	return "."
 }
 
 // Add logs s. Samples of one clone should come in completion order, as
