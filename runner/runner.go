@@ -51,6 +51,11 @@ type Options struct {
 	// for the next run on the same session; nil means the objects the
 	// session found (Geometry.ObjectCount).
 	Objects *workload.Objects
+	// Completed, if set, sees every measured op that succeeded, as it
+	// completes: the per-op record fio's log files are made from. It is
+	// called from the goroutine that ran the op, so concurrently for
+	// different workers and slots; it must not keep c.Op's buffer.
+	Completed func(c Completion)
 	// Clock is the time the run reads; nil is engine.Now, the time every
 	// engine stamps its ops with. The run waits on the time package's
 	// timers, so another Clock is of use only where those follow it: in a
@@ -65,6 +70,16 @@ type Options struct {
 // every worker at once.
 type Clock interface {
 	Now() time.Duration
+}
+
+// Completion is one measured op that succeeded, for Options.Completed.
+type Completion struct {
+	// Worker is the worker that ran it, from 0: a fio job's clone.
+	Worker int
+	Op     *engine.Op
+	// Start and End are when the op started (as its latency counts) and
+	// completed, since the measured period began (the end of the ramp).
+	Start, End time.Duration
 }
 
 // Outcome is everything a run measured.
@@ -175,6 +190,11 @@ type run struct {
 }
 
 type worker struct {
+	id int // its index in the run's workers
+	// opsLeft and bytesLeft are its share of the bounds still to do,
+	// with Workload.BoundsPerWorker.
+	opsLeft, bytesLeft atomic.Int64
+
 	mu       sync.Mutex // guards gen's Next
 	gen      workload.Source
 	rec      *metrics.Recorder
@@ -331,6 +351,15 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 	if reason, ok := r.reason.Load().(string); ok {
 		out.StopReason = reason
 	}
+	if r.w.BoundsPerWorker && (out.StopReason == "" || out.StopReason == StopExhausted) {
+		// Every worker stopped at its share, or a worker's ops ran out.
+		switch {
+		case r.w.TotalBytes > 0 && allDone(r.workers, func(wk *worker) int64 { return wk.bytesLeft.Load() }):
+			out.StopReason = StopBytes
+		case r.w.TotalOps > 0 && allDone(r.workers, func(wk *worker) int64 { return wk.opsLeft.Load() }):
+			out.StopReason = StopOps
+		}
+	}
 	if r.pacer != nil {
 		out.Late = r.late.Load()
 		out.Missed = r.missed(now)
@@ -356,7 +385,14 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 		mix = workload.NewMix(shares, w, objs)
 	}
 	for i := 0; i < w.Workers; i++ {
-		wk := &worker{rec: col.NewRecorder()}
+		wk := &worker{id: i, rec: col.NewRecorder()}
+		wk.opsLeft.Store(share(w.TotalOps, w.Workers, i))
+		// Whole blocks, so that the shares add up to the total in ops.
+		bs := max(int64(w.BlockSize), 1)
+		wk.bytesLeft.Store(share(int64(w.TotalBytes)/bs, w.Workers, i) * bs)
+		if i == 0 {
+			wk.bytesLeft.Add(int64(w.TotalBytes) % bs)
+		}
 		if mix != nil {
 			wk.gen = mix.Worker(i, opts.Seed)
 		} else {
@@ -365,6 +401,28 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 		r.workers = append(r.workers, wk)
 	}
 	return nil
+}
+
+// share is worker i's part of total split among workers, the first ones
+// taking the remainder.
+func share(total int64, workers, i int) int64 {
+	n := int64(workers)
+	s := total / n
+	if int64(i) < total%n {
+		s++
+	}
+	return s
+}
+
+// allDone says whether every worker has no share left: left is below
+// zero once a worker was refused an op.
+func allDone(workers []*worker, left func(*worker) int64) bool {
+	for _, wk := range workers {
+		if left(wk) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // openQueues opens one queue of depth per worker, or none.
@@ -618,7 +676,7 @@ func (r *run) drain(done <-chan struct{}) {
 // bounds, the pacer and the backlog. It returns the op's start time for
 // latency (its scheduled time when paced) and whether it falls in the
 // measured period. An admitted op is in the backlog until unqueue.
-func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, measured, ok bool) {
+func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Duration, measured, ok bool) {
 	if r.refusing() {
 		return 0, false, false
 	}
@@ -635,7 +693,12 @@ func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, meas
 	}
 	n := int64(len(op.Buf))
 	measured = start >= r.rampEnd
-	if measured && r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps {
+	if measured && r.w.BoundsPerWorker {
+		// The worker's own share: when it is done the others go on.
+		if r.w.TotalOps > 0 && wk.opsLeft.Add(-1) < 0 || r.w.TotalBytes > 0 && wk.bytesLeft.Add(-n) < 0 {
+			return 0, false, false
+		}
+	} else if measured && r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps {
 		r.stop(StopOps)
 		return 0, false, false
 	}
@@ -776,6 +839,9 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 		end = r.now()
 	}
 	wk.rec.Record(r.index[op.Kind], end-start, int64(len(op.Buf)), end)
+	if r.opts.Completed != nil {
+		r.opts.Completed(Completion{Worker: wk.id, Op: op, Start: start - r.rampEnd, End: end - r.rampEnd})
+	}
 	if fb := r.firstByte[op.Kind]; fb >= 0 && op.FirstByte >= start {
 		wk.rec.Record(fb, op.FirstByte-start, 0, op.FirstByte)
 	}
@@ -803,7 +869,7 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 		if !r.next(wk, op) {
 			return
 		}
-		start, measured, ok := r.admit(timer, op)
+		start, measured, ok := r.admit(wk, timer, op)
 		if !ok {
 			wk.gen.Done(op, engine.ErrNotIssued)
 			return
@@ -907,7 +973,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 				stopping = true
 				return
 			}
-			start, measured, ok := r.admit(timer, &s.op)
+			start, measured, ok := r.admit(wk, timer, &s.op)
 			if !ok {
 				wk.gen.Done(&s.op, engine.ErrNotIssued)
 				stopping = true

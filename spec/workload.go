@@ -117,6 +117,11 @@ type Workload struct {
 	Duration   Duration `json:"duration,omitempty"`
 	TotalBytes Size     `json:"total_bytes,omitempty"`
 	TotalOps   int64    `json:"total_ops,omitempty"`
+	// BoundsPerWorker splits TotalBytes and TotalOps evenly among the
+	// workers (the first ones take the remainder), each stopping at its
+	// own share, as each of fio's clones does its own size; the run
+	// ends once every worker has done its share.
+	BoundsPerWorker bool `json:"bounds_per_worker,omitempty"`
 	// Ramp is run before the measured period and excluded from every figure.
 	Ramp Duration `json:"ramp,omitempty"`
 	// RateIOPS, when set, paces the operations open loop at this many per

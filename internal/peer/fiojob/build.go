@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -182,6 +183,8 @@ func (p *parser) build(pj *pending) (Job, error) {
 			w.TotalOps = o.numberIOs * n
 		}
 	}
+	// Each clone does its own size and number_ios, as fio's do.
+	w.BoundsPerWorker = o.numjobs > 1 && (w.TotalBytes > 0 || w.TotalOps > 0 || wholeTarget)
 	w.Ramp = spec.Duration(o.ramp)
 
 	iops, err := rateIOPS(o, reads, writes, bs, at)
@@ -234,8 +237,29 @@ func (p *parser) build(pj *pending) (Job, error) {
 		PercentileList: slices.Clone(o.percentiles), LatPercentiles: o.latPct, ClatPercentiles: o.clatPct,
 		NoRandomMap: o.norandommap, RandRepeat: o.randrepeat,
 		IODepthBatchSubmit: int(batchSubmit), IODepthBatchCompleteMin: int(o.batchMin), IODepthBatchCompleteMax: int(batchMax),
+		Logs:        logsOf(o),
 		perJobFiles: perJobFiles, newGroup: o.newGroup,
 	}, nil
+}
+
+// logsOf is the job's log files, nil for none: each log given takes the
+// job's name when given none, as fio names it.
+func logsOf(o *opts) *fiolog.Options {
+	logs := o.logs
+	for i, dst := range []*string{&logs.BW, &logs.Lat, &logs.IOPS, &logs.Hist} {
+		name := []string{"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log"}[i]
+		if _, ok := o.given[name]; !ok {
+			continue
+		}
+		*dst = o.logNames[i]
+		if *dst == "" {
+			*dst = o.name
+		}
+	}
+	if !logs.Any() {
+		return nil
+	}
+	return &logs
 }
 
 // cephQuery is the connection part of an rbd:// or rados:// target. As in

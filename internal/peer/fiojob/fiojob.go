@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -131,6 +132,10 @@ type Job struct {
 	// IODepthBatchSubmit, IODepthBatchCompleteMin, IODepthBatchCompleteMax:
 	// iodepth_batch_submit, iodepth_batch_complete_min and _max.
 	IODepthBatchSubmit, IODepthBatchCompleteMin, IODepthBatchCompleteMax int
+
+	// Logs are the fio log files the job writes, with their names
+	// resolved (the job's name where none was given); nil for none.
+	Logs *fiolog.Options
 
 	// perJobFiles: the target is a directory in which the file engine lays
 	// out JOBNAME.N.0 per worker, as fio names them. Two jobs of one name

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
 )
 
 // opts is one job's options as parsed so far. A job starts as a copy of
@@ -48,6 +50,12 @@ type opts struct {
 	pool, rbdname       string
 	clientname, cluster string
 	conf                string
+
+	// fio's log files: the names given to write_bw_log, write_lat_log,
+	// write_iops_log and write_hist_log ("" for the job's name; whether
+	// each is on is whether it was given) and how they are written.
+	logs     fiolog.Options
+	logNames [4]string
 }
 
 // setting is where an option got its value, for error messages.
@@ -70,6 +78,7 @@ func defaultOpts() opts {
 		randrepeat:  true,
 		clatPct:     true,
 		percentiles: defaultPercentiles,
+		logs:        fiolog.Options{PerJob: true},
 	}
 }
 
@@ -205,6 +214,17 @@ var table = []option{
 	{name: "thread", arg: flag, set: func(_ *opts, v string) error { _, err := parseBool(v, v == ""); return err }},
 	{name: "verify", set: setVerify},
 	{name: "percentile_list", set: setPercentiles},
+	{name: "write_bw_log", arg: flag, set: logName(0)},
+	{name: "write_lat_log", arg: flag, set: logName(1)},
+	{name: "write_iops_log", arg: flag, set: logName(2)},
+	{name: "write_hist_log", arg: flag, set: logName(3)},
+	{name: "log_avg_msec", set: intSetter(func(o *opts) *int { return &o.logs.AvgMsec }, 0)},
+	{name: "log_hist_msec", set: intSetter(func(o *opts) *int { return &o.logs.HistMsec }, 0)},
+	{name: "log_hist_coarseness", set: intSetter(func(o *opts) *int { return &o.logs.HistCoarseness }, 6)},
+	{name: "log_max_value", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.logs.MaxValue })},
+	{name: "per_job_logs", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.logs.PerJob })},
+	{name: "log_offset", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.logs.Offset })},
+	{name: "log_prio", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.logs.Prio })},
 	{name: "pool", set: stringSetter(func(o *opts) *string { return &o.pool })},
 	{name: "rbdname", set: stringSetter(func(o *opts) *string { return &o.rbdname })},
 	{name: "clientname", set: stringSetter(func(o *opts) *string { return &o.clientname })},
@@ -471,6 +491,36 @@ func boolSetter(field func(*opts) *bool) func(*opts, string) error {
 			return err
 		}
 		*field(o) = b
+		return nil
+	}
+}
+
+// logName sets the name of log i (bw, lat, iops, hist) as given: bare,
+// the log takes the job's name, as in fio.
+func logName(i int) func(*opts, string) error {
+	return func(o *opts, v string) error {
+		o.logNames[i] = strings.TrimSpace(v)
+		return nil
+	}
+}
+
+// intSetter sets a count of at most most (0: no limit), such as
+// milliseconds.
+func intSetter(field func(*opts) *int, most int64) func(*opts, string) error {
+	return func(o *opts, v string) error {
+		if err := single(v); err != nil {
+			return err
+		}
+		n, err := parseCount(v, o.kbBase)
+		switch {
+		case err != nil:
+			return err
+		case n < 0 || n > 1<<31-1:
+			return errors.New("out of range")
+		case most > 0 && n > most:
+			return fmt.Errorf("must be at most %d", most)
+		}
+		*field(o) = int(n)
 		return nil
 	}
 }
