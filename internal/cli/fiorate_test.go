@@ -193,3 +193,25 @@ func TestRateMinRecordedInResult(t *testing.T) {
 		t.Errorf("stop %q, shortfall %+v", r.StopReason, s)
 	}
 }
+
+// bench takes rates per direction too: --rate 200,50 on a mix splits a
+// bounded run's ops about 4 to 1, whatever --rwmixread says.
+func TestBenchRatePerDirection(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := cephbench(t, context.Background(), "bench", "--target", "null://", "--rw", "randrw", "--rwmixread", "30",
+		"--rate", "200,50", "--ops", "250", "-q", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads, writes := r.Ops["read"].Ops, r.Ops["write"].Ops
+	if ratio := float64(reads) / float64(max(writes, 1)); reads+writes != 250 || ratio < 2.5 || ratio > 6 {
+		t.Errorf("%d reads, %d writes; want 250 ops about 4 to 1", reads, writes)
+	}
+	if r.Spec.ReadRate.IOPS != 200 || r.Spec.WriteRate.IOPS != 50 || r.Spec.RateIOPS != 0 {
+		t.Errorf("spec's rates: %+v %+v total %g", r.Spec.ReadRate, r.Spec.WriteRate, r.Spec.RateIOPS)
+	}
+}
