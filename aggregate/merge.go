@@ -286,6 +286,10 @@ func mergedShell(runs []HostRun) *result.Result {
 		if r.Interrupted {
 			m.Interrupted, m.StopReason = true, r.StopReason
 		}
+		if r.BelowMinRate != nil && m.BelowMinRate == nil {
+			// A host below its share's minimum failed the whole run.
+			m.BelowMinRate, m.StopReason = r.BelowMinRate, r.StopReason
+		}
 		if m.HistogramSettings == nil {
 			m.HistogramSettings = r.HistogramSettings
 		}
