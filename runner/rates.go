@@ -57,29 +57,16 @@ func (r *run) setLanes(seed uint64) {
 		return
 	}
 	// Each direction draws its own intervals, as fio seeds each its own.
-	r.lanes[engine.Read] = newLane(w.ReadRate.IOPS, w.ReadRate.Bytes, seed)
-	r.lanes[engine.Write] = newLane(w.WriteRate.IOPS, w.WriteRate.Bytes, seed+1)
-	r.paced = r.lanes[engine.Read] != nil || r.lanes[engine.Write] != nil
-	if !r.paced {
-		return
-	}
+	// A rate of a direction the workload does not issue paces nothing.
 	if w.Reads() {
+		r.lanes[engine.Read] = newLane(w.ReadRate.IOPS, w.ReadRate.Bytes, seed)
 		r.issued = append(r.issued, r.lanes[engine.Read])
 	}
 	if w.Writes() {
+		r.lanes[engine.Write] = newLane(w.WriteRate.IOPS, w.WriteRate.Bytes, seed+1)
 		r.issued = append(r.issued, r.lanes[engine.Write])
 	}
-}
-
-// distinctLanes lists each of the run's lanes once.
-func (r *run) distinctLanes() []*lane {
-	var out []*lane
-	for _, l := range r.lanes {
-		if l != nil && (len(out) == 0 || out[len(out)-1] != l) {
-			out = append(out, l)
-		}
-	}
-	return out
+	r.paced = r.lanes[engine.Read] != nil || r.lanes[engine.Write] != nil
 }
 
 // ahead reports whether no op the run may issue next is due yet: every

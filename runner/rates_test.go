@@ -114,3 +114,18 @@ func TestPoissonPacing(t *testing.T) {
 		}
 	})
 }
+
+// A rate for a direction the workload does not issue paces nothing and
+// misses nothing.
+func TestRateOfAnotherDirection(t *testing.T) {
+	simulated(t, func(t *testing.T, clock Clock) {
+		o := mustRunOn(t, context.Background(), &fakeSession{delay: millisecondOps}, workloadOf(func(w *spec.Workload) {
+			w.Workers, w.QueueDepth, w.ReadPercent = 1, 1, 100
+			w.WriteRate.IOPS = 10
+			w.Duration = spec.Duration(time.Second)
+		}), clock)
+		if ops := opsOf(o); ops["read"] != 1000 || o.Missed != 0 {
+			t.Errorf("%d reads of 1ms in 1s, %d missed; want 1000 unpaced, none missed", ops["read"], o.Missed)
+		}
+	})
+}

@@ -142,7 +142,8 @@ type run struct {
 	end     time.Duration // rampEnd + duration, or max
 	// lanes is each op kind's schedule, nil for an unpaced kind: one lane
 	// for every kind under a total rate, one per direction under rates
-	// per direction. issued holds the lanes of the kinds the run issues.
+	// per direction. issued holds the lanes of the kinds the run issues,
+	// nil for an unpaced one.
 	lanes  [engine.NumOpKinds]*lane
 	issued []*lane
 	paced  bool
@@ -465,7 +466,10 @@ func (r *run) missed(now time.Duration) int64 {
 		shortest = r.w.BlockSize
 	}
 	var missed int64
-	for _, l := range r.distinctLanes() {
+	for _, l := range r.issued {
+		if l == nil {
+			continue // an unpaced direction misses nothing
+		}
 		mean := float64(l.pacer.Cost(int64(shortest+r.w.BlockSize) / 2)) // if no op was issued
 		missed += pace.Missed(l.pacer, stopAt-r.t0, l.slot.Load(), l.paced.Load(), mean)
 	}
