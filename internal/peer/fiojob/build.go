@@ -261,32 +261,29 @@ func cephQuery(o *opts) string {
 
 // setRates paces w's reads and writes each on its own schedule and sets
 // their floors, as fio's rate, rate_iops, rate_min and rate_iops_min do
-// per clone (w's rates are totals over its workers): a rate in bytes wins
-// over one in ops, and a direction the job does not issue is left alone.
+// per clone (w's rates are totals over its workers). A direction the job
+// does not issue is left alone, but refused as fio refuses it: a rate in
+// bytes and one in ops, or a floor above the rate.
 func setRates(w *spec.Workload, o *opts, at func(string) string) error {
 	clones := float64(o.numjobs)
 	for d, dir := range []*spec.DirRate{&w.ReadRate, &w.WriteRate} {
-		if d == 0 && !w.Reads() || d == 1 && !w.Writes() {
+		switch {
+		case o.rate[d] > 0 && o.rateIOPS[d] > 0:
+			return fmt.Errorf("%s and %s: fio takes one of them per direction", at("rate"), at("rate_iops"))
+		case o.rate[d] > 0 && o.rateMin[d] > o.rate[d]:
+			return fmt.Errorf("%s is above %s: a minimum rate cannot exceed the rate", at("rate_min"), at("rate"))
+		case o.rateIOPS[d] > 0 && o.rateIOPSMin[d] > o.rateIOPS[d]:
+			return fmt.Errorf("%s is above %s: a minimum rate cannot exceed the rate", at("rate_iops_min"), at("rate_iops"))
+		case d == 0 && !w.Reads() || d == 1 && !w.Writes():
 			continue
 		}
-		switch {
-		case o.rate[d] > 0:
-			dir.Bytes = float64(o.rate[d]) * clones
-		case o.rateIOPS[d] > 0:
-			dir.IOPS = float64(o.rateIOPS[d]) * clones
-		}
-		switch {
-		case o.rateMin[d] > 0:
+		dir.Bytes = float64(o.rate[d]) * clones
+		dir.IOPS = float64(o.rateIOPS[d]) * clones
+		// fio checks the floor in bytes when it has one, else in ops.
+		if o.rateMin[d] > 0 {
 			dir.MinBytes = float64(o.rateMin[d]) * clones
-		case o.rateIOPSMin[d] > 0:
+		} else {
 			dir.MinIOPS = float64(o.rateIOPSMin[d]) * clones
-		}
-		// fio refuses a floor above the rate it paces at.
-		if dir.Bytes > 0 && dir.MinBytes > dir.Bytes {
-			return fmt.Errorf("%s is above %s: a minimum rate cannot exceed the rate", at("rate_min"), at("rate"))
-		}
-		if dir.IOPS > 0 && dir.MinIOPS > dir.IOPS {
-			return fmt.Errorf("%s is above %s: a minimum rate cannot exceed the rate", at("rate_iops_min"), at("rate_iops"))
 		}
 	}
 	if w.ReadRate.HasMin() || w.WriteRate.HasMin() {

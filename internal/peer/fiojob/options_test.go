@@ -155,7 +155,7 @@ func TestRates(t *testing.T) {
 		{[]string{"--rw=randrw", "--rate_iops=200,50", "--rwmixread=70"}, rates{spec.DirRate{IOPS: 200}, spec.DirRate{IOPS: 50}}},
 		{[]string{"--rw=randrw", "--rate_iops=200,"}, rates{read: spec.DirRate{IOPS: 200}}},
 		{[]string{"--rw=randrw", "--rate=,2m"}, rates{write: spec.DirRate{Bytes: 2 << 20}}},
-		{[]string{"--rw=randrw", "--bs=4k", "--rate=1m", "--rate_iops=1"}, rates{spec.DirRate{Bytes: 1 << 20}, spec.DirRate{Bytes: 1 << 20}}}, // rate wins
+		{[]string{"--rw=randrw", "--bs=4k", "--rate=1m,", "--rate_iops=,10"}, rates{spec.DirRate{Bytes: 1 << 20}, spec.DirRate{IOPS: 10}}},
 		{[]string{"--rw=randrw", "--rate_iops_min=10,20", "--numjobs=2"}, rates{spec.DirRate{MinIOPS: 20}, spec.DirRate{MinIOPS: 40}}},
 		{[]string{"--rw=read", "--ratemin=1m", "--rate=2m"}, rates{read: spec.DirRate{Bytes: 2 << 20, MinBytes: 1 << 20}}},
 	} {

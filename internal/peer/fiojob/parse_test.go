@@ -360,6 +360,8 @@ func TestUnsupported(t *testing.T) {
 		{[]string{"--rw=randrw", "--bs=4k,8k"}, []string{"bs=4k,8k", "different read and write block sizes"}},
 		{[]string{"--rw=read", "--rate_iops=100", "--rate_iops_min=200"}, []string{"rate_iops_min=200", "rate_iops=100", "above"}},
 		{[]string{"--rate_process=uniform"}, []string{"rate_process", "linear or poisson"}},
+		{[]string{"--rate=1m", "--rate_iops=10"}, []string{"rate=1m", "rate_iops=10", "one of them"}},
+		{[]string{"--rw=read", "--rate=,1m", "--ratemin=,2m"}, []string{"rate_min=,2m", "above"}},
 		{[]string{"--ratecycle=0"}, []string{"at least 1"}},
 		{[]string{"--rw=write", "--verify=crc32c"}, []string{"verify=crc32c", "write-only", "not supported"}},
 		{[]string{"--verify=pattern"}, []string{"verify=pattern", "not supported"}},
