@@ -223,3 +223,32 @@ func TestBenchRatePerDirection(t *testing.T) {
 		t.Errorf("spec's rates: %+v %+v total %g", r.Spec.ReadRate, r.Spec.WriteRate, r.Spec.RateIOPS)
 	}
 }
+
+// A plan's workload takes bench's flags, so rates per direction too.
+func TestPlanRatePerDirection(t *testing.T) {
+	plan := writePlan(t, `
+name: rates
+targets:
+  - {name: mem, target: "null://"}
+steps:
+  - name: paced
+    workload: {rw: randrw, rate: "200,50", ops: 250}
+`)
+	out := filepath.Join(t.TempDir(), "results")
+	code, stdout, stderr := cephbench(t, context.Background(), "run", plan, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	m, err := result.LoadManifest(out)
+	if err != nil || len(m.Steps) != 1 || len(m.Steps[0].Results) != 1 {
+		t.Fatalf("manifest: %v, %+v", err, m)
+	}
+	r, err := result.Load(filepath.Join(out, m.Steps[0].Results[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads, writes := r.Ops["read"].Ops, r.Ops["write"].Ops
+	if ratio := float64(reads) / float64(max(writes, 1)); r.Spec.ReadRate.IOPS != 200 || r.Spec.WriteRate.IOPS != 50 || reads+writes != 250 || ratio < 2.5 || ratio > 6 {
+		t.Errorf("rates %+v %+v, %d reads, %d writes; want 250 ops about 4 to 1", r.Spec.ReadRate, r.Spec.WriteRate, reads, writes)
+	}
+}
