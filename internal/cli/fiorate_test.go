@@ -146,9 +146,11 @@ func TestFioRateOneSideEmpty(t *testing.T) {
 }
 
 // rate_process=poisson keeps the rate on average: a size-bounded job
-// takes about as long as fio's.
+// takes about as long as fio's. rate_ignore_thinktime and a floor the
+// job meets change nothing.
 func TestFioRatePoisson(t *testing.T) {
-	fio, cb := fioPair(t, "[p]\nfilename=DIR/f\nsize=1m\nbs=4k\nrw=randread\nioengine=psync\nrate_iops=400\nrate_process=poisson\n")
+	fio, cb := fioPair(t, "[p]\nfilename=DIR/f\nsize=1m\nbs=4k\nrw=randread\nioengine=psync\nrate_iops=400\nrate_process=poisson\n"+
+		"rate_ignore_thinktime=1\nrate_iops_min=1\nrate_cycle=200\n")
 	for who, r := range map[string]fioRunOf{"fio": fio, "cephbench": cb} {
 		// 256 ops at 400/s: 0.64s on average, 40ms of spread.
 		if j := r.job; r.code != 0 || j.Read.IOs != 256 || j.Read.RuntimeMs < 450 {
