@@ -93,6 +93,7 @@ func TestFioRatesPerDirection(t *testing.T) {
 	}{
 		{"iops", "rate_iops=200,50", 200, 50},
 		{"bytes", "rate=800k,200k", 200, 50},
+		{"libaio", "rate_iops=200,50\nioengine=libaio\niodepth=8", 200, 50},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
