@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
@@ -115,9 +116,12 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		if err := errors.Join(headerErr, writeAll(results)); err != nil {
 			return err
 		}
-		for _, res := range results {
+		for i, res := range results {
 			if res != nil {
 				report.ClusterLines(out.Stderr, res, "cephbench: "+res.Name+": ")
+				if line := belowMinLine(res, r.job.Steps[i].Front.Fio.NumJobs); line != "" {
+					fmt.Fprintln(out.Stderr, line)
+				}
 			}
 		}
 		fmt.Fprintf(out.Stderr, "cephbench: %d results saved in %s\n", n, r.opts.Results)
@@ -427,6 +431,10 @@ func (r *fioRun) groups(results []*result.Result) []fioreport.Group {
 				fj.Clones = r.clones[i]
 				r.mu.Unlock()
 			}
+			if res := results[i]; res != nil && res.BelowMinRate != nil {
+				// fio fails the job with EIO from check_min_rate.
+				fj.Err, fj.ErrText = int(syscall.EIO), "func=check_min_rate, error=Input/output error"
+			}
 		}
 		g.Jobs = append(g.Jobs, fj)
 	}
@@ -480,4 +488,18 @@ func countNonNil(rs []*result.Result) int {
 		}
 	}
 	return n
+}
+
+// belowMinLine is the line fio prints when a job fails its minimum rate,
+// in one clone's figures (fio checks each clone), or "".
+func belowMinLine(res *result.Result, clones int) string {
+	s := res.BelowMinRate
+	if s == nil {
+		return ""
+	}
+	n := float64(max(clones, 1))
+	if s.Unit == "bytes" {
+		return fmt.Sprintf("%s: rate_min=%.0fB/s not met, got %.0fB/s", res.Name, s.Min/n, s.Got/n)
+	}
+	return fmt.Sprintf("%s: rate_iops_min=%.0f not met, got %.0f IOPS", res.Name, s.Min/n, s.Got/n)
 }

@@ -43,6 +43,11 @@ func Summary(w io.Writer, r *result.Result) {
 		how = "INTERRUPTED"
 	case result.StopExhausted:
 		how = "stopped: no more objects to write or read"
+	case result.StopMinRate:
+		how = "FAILED: below its minimum rate"
+		if r.BelowMinRate != nil {
+			how = "FAILED: " + r.BelowMinRate.Error()
+		}
 	}
 	fmt.Fprintf(w, "%s: %.1fs measured, %s\n", r.Name, r.ElapsedSeconds, how)
 	for _, kind := range r.Kinds() {

@@ -29,6 +29,7 @@ const (
 	StopBytes       = result.StopBytes
 	StopExhausted   = result.StopExhausted
 	StopInterrupted = result.StopInterrupted
+	StopMinRate     = result.StopMinRate
 )
 
 // Options tune a run without changing what it measures.
@@ -98,6 +99,9 @@ type Outcome struct {
 	// Abandoned counts ops still in flight when an interrupted run gave up
 	// waiting for them; they are in no figure.
 	Abandoned int64
+	// BelowMinRate is the direction that fell below its minimum rate,
+	// which failed the run; nil when none did.
+	BelowMinRate *result.RateShortfall
 }
 
 // Summaries returns the summary of each op kind the run did, by name.
@@ -121,7 +125,8 @@ func (o *Outcome) Result(name string, w *spec.Workload, host result.Host) (*resu
 		StopReason: o.StopReason, Interrupted: o.StopReason == StopInterrupted,
 		Ops: o.Summaries(), Errors: o.Collector.Errors(),
 		CPU: o.CPU, Queue: o.Collector.Queue(), Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
-		Histograms: map[string]string{}, HistogramSettings: new(metrics.StandardHistogram()),
+		BelowMinRate: o.BelowMinRate,
+		Histograms:   map[string]string{}, HistogramSettings: new(metrics.StandardHistogram()),
 	}
 	for k, kind := range o.Kinds {
 		if _, did := r.Ops[kind]; !did {
@@ -150,7 +155,16 @@ type run struct {
 	t0      time.Duration // engine.Now at start
 	rampEnd time.Duration
 	end     time.Duration // rampEnd + duration, or max
-	pacer   pace.Pacer
+	// lanes is each op kind's schedule, nil for an unpaced kind: one lane
+	// for every kind under a total rate, one per direction under rates
+	// per direction. issued holds the lanes of the kinds the run issues,
+	// nil for an unpaced one.
+	lanes  [engine.NumOpKinds]*lane
+	issued []*lane
+	paced  bool
+	// floors check the minimum rates of reads and writes, when set.
+	floors   [2]*floor
+	belowMin atomic.Pointer[result.RateShortfall]
 
 	// stop sets reason before stopped, once, so that whoever sees
 	// stopped sees why.
@@ -161,8 +175,6 @@ type run struct {
 	// unbounded run shares no cache line between cores.
 	measuredOps   atomic.Int64
 	measuredBytes atomic.Int64
-	slot          atomic.Uint64 // the pacer's units taken
-	paced         atomic.Uint64 // the ops that took them
 	late          atomic.Int64
 	backlog       atomic.Int64 // bytes in flight, when MaxBacklog bounds them
 	stoppedAt     atomic.Int64 // engine.Now when stop was first called
@@ -258,7 +270,8 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 
 	r.payload, _ = sess.(engine.Payload)
-	r.pacer = pacerFor(w)
+	r.setLanes(opts.Seed)
+	r.setFloors()
 	if err := r.newWorkers(col, geo, shares); err != nil {
 		return nil, err
 	}
@@ -360,10 +373,11 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 			out.StopReason = StopOps
 		}
 	}
-	if r.pacer != nil {
+	if r.paced {
 		out.Late = r.late.Load()
 		out.Missed = r.missed(now)
 	}
+	out.BelowMinRate = r.belowMin.Load()
 }
 
 // newWorkers makes the run's workers, each with its recorder and op
@@ -375,7 +389,7 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 	if err != nil {
 		return err
 	}
-	shared := &workload.Shared{ObjectSizes: sizes}
+	shared := &workload.Shared{ObjectSizes: sizes, Steer: r.steerer()}
 	var mix *workload.Mix
 	if w.Mix != "" {
 		objs := opts.Objects
@@ -449,7 +463,7 @@ func openQueues(async engine.AsyncSession, workers, depth int) ([]engine.Queue, 
 func (r *run) stagingSpare(queues []engine.Queue) int {
 	w := r.w
 	spare := 0
-	if r.pacer == nil && w.Ramp == 0 && w.MaxBacklog == 0 && len(queues) > 0 {
+	if !r.paced && w.Ramp == 0 && w.MaxBacklog == 0 && len(queues) > 0 {
 		spare = 1 << 30
 		for _, q := range queues {
 			sq, ok := q.(engine.StagingQueue)
@@ -485,17 +499,6 @@ func (r *run) start(queues []engine.Queue, bufs [][]byte, slots int) <-chan stru
 	return done
 }
 
-// pacerFor returns the workload's pacer, or nil if it is not paced.
-func pacerFor(w *spec.Workload) pace.Pacer {
-	switch {
-	case w.RateIOPS > 0:
-		return pace.Constant{Rate: w.RateIOPS}
-	case w.RateBytes > 0:
-		return pace.Throughput{Rate: w.RateBytes}
-	}
-	return nil
-}
-
 // objectSizes returns the sizes of the set of objects of their own sizes
 // that w addresses, which sess must hold; nil if w addresses none.
 func objectSizes(sess engine.Session, w *spec.Workload) ([]int64, error) {
@@ -520,8 +523,15 @@ func (r *run) missed(now time.Duration) int64 {
 	if shortest == 0 {
 		shortest = r.w.BlockSize
 	}
-	mean := float64(r.pacer.Cost(int64(shortest+r.w.BlockSize) / 2)) // if no op was issued
-	return pace.Missed(r.pacer, stopAt-r.t0, r.slot.Load(), r.paced.Load(), mean)
+	var missed int64
+	for _, l := range r.issued {
+		if l == nil {
+			continue // an unpaced direction misses nothing
+		}
+		mean := float64(l.pacer.Cost(int64(shortest+r.w.BlockSize) / 2)) // if no op was issued
+		missed += pace.Missed(l.pacer, stopAt-r.t0, l.slot.Load(), l.paced.Load(), mean)
+	}
+	return missed
 }
 
 // setKinds returns the collector's kind names for the run and sets
@@ -577,14 +587,15 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 	defer timer.Stop()
 	<-timer.C
 	next := r.rampEnd + interval
+	nextFloor := r.checkFloors(r.now())
 	for {
 		now := r.now()
 		wait := next - now
 		if now < r.rampEnd {
 			wait = r.rampEnd - now
 		}
-		if r.end-now < wait {
-			wait = max(r.end-now, 0)
+		if bound := min(r.end, nextFloor); bound-now < wait {
+			wait = max(bound-now, 0)
 		}
 		timer.Reset(wait)
 		select {
@@ -605,8 +616,11 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 		case <-timer.C:
 		}
 		now = r.now()
-		if now >= r.end {
-			r.stop(StopDuration)
+		if now >= nextFloor {
+			nextFloor = r.checkFloors(now)
+		}
+		if now >= r.end || r.belowMin.Load() != nil {
+			r.stop(StopDuration) // a floor that failed stopped it first
 			if done == nil {
 				return
 			}
@@ -629,7 +643,7 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 // next op was due after its duration: the run then lasts until then.
 func (r *run) pacedToItsEnd() bool {
 	reason, _ := r.reason.Load().(string)
-	return r.pacer != nil && r.w.Duration > 0 && reason == StopDuration && r.now() < r.end
+	return r.paced && r.w.Duration > 0 && reason == StopDuration && r.now() < r.end
 }
 
 // emit adds the op counts to a closed interval and hands it to the
@@ -686,8 +700,8 @@ func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Du
 		return 0, false, false
 	}
 	start = now
-	if r.pacer != nil {
-		if start, ok = r.schedule(timer, op, now); !ok {
+	if l := r.lanes[op.Kind]; l != nil {
+		if start, ok = r.schedule(timer, l, op, now); !ok {
 			return 0, false, false
 		}
 	}
@@ -716,11 +730,11 @@ func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Du
 // due, then returns its due time; a late op is counted. It refuses the op,
 // giving its place back, when the op is due after the run's end or the
 // run is interrupted meanwhile.
-func (r *run) schedule(timer *time.Timer, op *engine.Op, now time.Duration) (due time.Duration, ok bool) {
-	cost := r.pacer.Cost(int64(len(op.Buf)))
-	due = r.t0 + r.pacer.Due(r.slot.Add(cost)-cost)
+func (r *run) schedule(timer *time.Timer, l *lane, op *engine.Op, now time.Duration) (due time.Duration, ok bool) {
+	cost := l.pacer.Cost(int64(len(op.Buf)))
+	due = r.t0 + l.pacer.Due(l.slot.Add(cost)-cost)
 	if due >= r.end {
-		r.slot.Add(-cost)
+		l.slot.Add(-cost)
 		r.stop(StopDuration)
 		return 0, false
 	}
@@ -729,14 +743,14 @@ func (r *run) schedule(timer *time.Timer, op *engine.Op, now time.Duration) (due
 		select {
 		case <-timer.C:
 		case <-r.ctx.Done():
-			r.slot.Add(-cost)
+			l.slot.Add(-cost)
 			r.stop(StopInterrupted)
 			return 0, false
 		}
 	} else if -wait > lateThreshold {
 		r.late.Add(1)
 	}
-	r.paced.Add(1)
+	l.paced.Add(1)
 	return due, true
 }
 
@@ -842,6 +856,7 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 	if r.opts.Completed != nil {
 		r.opts.Completed(Completion{Worker: wk.id, Op: op, Start: start - r.rampEnd, End: end - r.rampEnd})
 	}
+	r.countDone(op)
 	if fb := r.firstByte[op.Kind]; fb >= 0 && op.FirstByte >= start {
 		wk.rec.Record(fb, op.FirstByte-start, 0, op.FirstByte)
 	}
@@ -965,7 +980,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	// says stop.
 	submit := func() {
 		for !stopping && syncFile < 0 && len(free) > 0 {
-			if inFlight > 0 && (r.backlogFull() || r.pacer != nil && r.pacer.Due(r.slot.Load()) > r.now()-r.t0) {
+			if inFlight > 0 && (r.backlogFull() || r.ahead()) {
 				return // reap what completed before the next op may start
 			}
 			s := free[len(free)-1]
@@ -1008,7 +1023,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			continue
 		}
 		min := 1
-		if r.pacer != nil && !stopping {
+		if r.paced && !stopping {
 			min = 0
 		}
 		n, err := q.Reap(r.ctx, min, done)
@@ -1038,7 +1053,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 				queue.AddSubmit(1) // Submit takes one op per call
 			}
 			start := s.start
-			if r.pacer == nil && op.Issued != 0 {
+			if r.lanes[op.Kind] == nil && op.Issued != 0 {
 				start = op.Issued
 			}
 			r.finish(wk, op, start, s.measured, op.Err)

@@ -131,6 +131,21 @@ type Workload struct {
 	// bytes per second in total: an operation is due when the bytes of
 	// those before it are, and its latency counts from then.
 	RateBytes float64 `json:"rate_bytes,omitempty"`
+	// ReadRate and WriteRate pace reads and writes each on its own
+	// schedule, in total over the workers (fio's rate=r,w and
+	// rate_iops=r,w): a mixed workload issues whichever kind is due, so
+	// its mix follows the rates rather than ReadPercent. A direction
+	// without a rate is unpaced. They exclude RateIOPS and RateBytes.
+	// Their minimums fail the run, whether paced or not.
+	ReadRate  DirRate `json:"read_rate,omitzero"`
+	WriteRate DirRate `json:"write_rate,omitzero"`
+	// RateCycle is the period a direction's rate is averaged over to
+	// compare with its minimum (fio's ratecycle); zero is one second.
+	RateCycle Duration `json:"rate_cycle,omitempty"`
+	// RateProcess spaces paced ops: "" or "linear" evenly, "poisson" at
+	// exponential intervals of the same mean, drawn from the run's seed
+	// (fio's rate_process).
+	RateProcess string `json:"rate_process,omitempty"`
 	// MaxBacklog, when set, bounds the bytes in flight: no operation
 	// starts while this many are (rados load-gen's --max-backlog).
 	MaxBacklog Size `json:"max_backlog,omitempty"`
@@ -161,6 +176,82 @@ type Workload struct {
 	Verify bool `json:"verify,omitempty"` // check read data against what was written
 	Keep   bool `json:"keep,omitempty"`   // leave created files and objects in place
 	Force  bool `json:"force,omitempty"`  // write over data in use (devices with signatures)
+}
+
+// DirRate is the pace and the floor of one direction's operations, each
+// zero when not set: at most IOPS ops or Bytes bytes per second (one of
+// them), and at least MinIOPS ops or MinBytes bytes per second averaged
+// over each RateCycle once the run has settled for two seconds, as fio
+// checks rate_iops_min and rate_min.
+type DirRate struct {
+	IOPS     float64 `json:"iops,omitempty"`
+	Bytes    float64 `json:"bytes,omitempty"`
+	MinIOPS  float64 `json:"min_iops,omitempty"`
+	MinBytes float64 `json:"min_bytes,omitempty"`
+}
+
+// Paced reports whether the direction has a rate to keep.
+func (d DirRate) Paced() bool { return d.IOPS > 0 || d.Bytes > 0 }
+
+// HasMin reports whether the direction has a minimum rate.
+func (d DirRate) HasMin() bool { return d.MinIOPS > 0 || d.MinBytes > 0 }
+
+func (d DirRate) check(dir string) error {
+	switch {
+	case d.IOPS < 0 || d.Bytes < 0 || d.MinIOPS < 0 || d.MinBytes < 0:
+		return fmt.Errorf("invalid %s rate: negative", dir)
+	case d.IOPS > 0 && d.Bytes > 0:
+		return fmt.Errorf("a %s rate in operations and one in bytes: pace by one of them", dir)
+	case d.MinIOPS > 0 && d.MinBytes > 0:
+		return fmt.Errorf("a minimum %s rate in operations and one in bytes: give one of them", dir)
+	}
+	return nil
+}
+
+// ScaleRates multiplies every rate and minimum rate by f: a share of
+// a workload split over hosts, or none of it (f 0).
+func (w *Workload) ScaleRates(f float64) {
+	w.RateIOPS *= f
+	w.RateBytes *= f
+	for _, d := range []*DirRate{&w.ReadRate, &w.WriteRate} {
+		d.IOPS, d.Bytes, d.MinIOPS, d.MinBytes = d.IOPS*f, d.Bytes*f, d.MinIOPS*f, d.MinBytes*f
+	}
+}
+
+// AddRates adds o's rates and minimum rates to w's: the workload of
+// hosts that each ran a share.
+func (w *Workload) AddRates(o *Workload) {
+	w.RateIOPS += o.RateIOPS
+	w.RateBytes += o.RateBytes
+	for i, d := range []*DirRate{&w.ReadRate, &w.WriteRate} {
+		od := []DirRate{o.ReadRate, o.WriteRate}[i]
+		d.IOPS, d.Bytes, d.MinIOPS, d.MinBytes = d.IOPS+od.IOPS, d.Bytes+od.Bytes, d.MinIOPS+od.MinIOPS, d.MinBytes+od.MinBytes
+	}
+}
+
+// rateError is the first problem with the workload's rates, or nil.
+func (w *Workload) rateError() error {
+	perDir := w.ReadRate.Paced() || w.WriteRate.Paced()
+	switch {
+	case w.RateIOPS < 0:
+		return fmt.Errorf("invalid rate %g: negative", w.RateIOPS)
+	case w.RateBytes < 0:
+		return fmt.Errorf("invalid byte rate %g: negative", w.RateBytes)
+	case w.RateIOPS > 0 && w.RateBytes > 0:
+		return errors.New("a rate in operations and one in bytes: pace by one of them")
+	case perDir && (w.RateIOPS > 0 || w.RateBytes > 0):
+		return errors.New("a total rate and rates per direction: pace by one of them")
+	case (perDir || w.ReadRate.HasMin() || w.WriteRate.HasMin()) && w.Mix != "":
+		return errors.New("rates per direction apply to reads and writes, not to an op mix")
+	case w.RateCycle < 0:
+		return fmt.Errorf("invalid rate cycle %s: negative", w.RateCycle)
+	case w.RateProcess != "" && w.RateProcess != "linear" && w.RateProcess != "poisson":
+		return fmt.Errorf("invalid rate process %q (want linear or poisson)", w.RateProcess)
+	}
+	if err := w.ReadRate.check("read"); err != nil {
+		return err
+	}
+	return w.WriteRate.check("write")
 }
 
 // Writes reports whether the workload issues any write.
@@ -247,12 +338,8 @@ func (w *Workload) Validate() error {
 		return errors.New("negative total")
 	case w.FsyncEvery < 0:
 		return fmt.Errorf("invalid fsync interval %d: negative", w.FsyncEvery)
-	case w.RateIOPS < 0:
-		return fmt.Errorf("invalid rate %g: negative", w.RateIOPS)
-	case w.RateBytes < 0:
-		return fmt.Errorf("invalid byte rate %g: negative", w.RateBytes)
-	case w.RateIOPS > 0 && w.RateBytes > 0:
-		return errors.New("a rate in operations and one in bytes: pace by one of them")
+	case w.rateError() != nil:
+		return w.rateError()
 	case w.MaxBacklog < 0:
 		return fmt.Errorf("invalid backlog %d: negative", w.MaxBacklog)
 	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":

@@ -229,6 +229,11 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	}
 	// A result saved in a fallback place is still printed, and where.
 	out.Closing(res, res.Path)
+	if res.BelowMinRate != nil {
+		// The run failed as its workload defines failure; its result
+		// still says what it measured until then.
+		return res, errors.Join(fmt.Errorf("%s: %w", st.Name, res.BelowMinRate), saveErr)
+	}
 	return res, saveErr
 }
 

@@ -19,6 +19,10 @@ type Shared struct {
 	// ObjectSizes, when set, is each object's size, by index, of a
 	// session's engine.ObjectSet; generators only read it.
 	ObjectSizes []int64
+	// Steer, when set, turns the direction a mixed workload's op drew
+	// into the one to issue (reads and writes on schedules of their own
+	// go to whichever is due). Generators call it concurrently.
+	Steer func(drawn engine.OpKind) engine.OpKind
 
 	writes atomic.Int64
 	reads  atomic.Int64
@@ -93,6 +97,9 @@ func (g *Generator) Next(op *engine.Op) bool {
 		kind = engine.Read
 	case r > 0 && g.rng.IntN(100) < r:
 		kind = engine.Read
+	}
+	if g.shared.Steer != nil && g.w.ReadPercent > 0 && g.w.ReadPercent < 100 {
+		kind = g.shared.Steer(kind)
 	}
 	op.Kind = kind
 	op.Err = nil

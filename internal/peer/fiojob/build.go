@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/spec"
@@ -187,11 +188,9 @@ func (p *parser) build(pj *pending) (Job, error) {
 	w.BoundsPerWorker = o.numjobs > 1 && (w.TotalBytes > 0 || w.TotalOps > 0 || wholeTarget)
 	w.Ramp = spec.Duration(o.ramp)
 
-	iops, err := rateIOPS(o, reads, writes, bs, at)
-	if err != nil {
+	if err := setRates(&w, o, at); err != nil {
 		return Job{}, fail("%s", err)
 	}
-	w.RateIOPS = iops * float64(o.numjobs)
 
 	if o.verify != "" {
 		if !reads {
@@ -284,44 +283,38 @@ func cephQuery(o *opts) string {
 	return q.Encode()
 }
 
-// rateIOPS is one clone's rate cap in operations per second, or 0. fio
-// caps reads and writes separately (rate= in bytes, rate_iops= in
-// operations; rate wins where both are given). A mixed job under a cap
-// then runs each direction up to it, which is a 50/50 mix at twice the cap
-// when the target keeps up; cephbench paces the total with the mix fixed,
-// so only that case maps.
-func rateIOPS(o *opts, reads, writes bool, bs int64, at func(string) string) (float64, error) {
-	var caps [2]float64 // ops/s for reads, writes
-	for d := range caps {
+// setRates paces w's reads and writes each on its own schedule and sets
+// their floors, as fio's rate, rate_iops, rate_min and rate_iops_min do
+// per clone (w's rates are totals over its workers). A direction the job
+// does not issue is left alone, but refused as fio refuses it: a rate in
+// bytes and one in ops, or a floor above the rate.
+func setRates(w *spec.Workload, o *opts, at func(string) string) error {
+	clones := float64(o.numjobs)
+	for d, dir := range []*spec.DirRate{&w.ReadRate, &w.WriteRate} {
 		switch {
-		case o.rate[d] > 0:
-			caps[d] = float64(o.rate[d]) / float64(bs)
-		case o.rateIOPS[d] > 0:
-			caps[d] = float64(o.rateIOPS[d])
+		case o.rate[d] > 0 && o.rateIOPS[d] > 0:
+			return fmt.Errorf("%s and %s: fio takes one of them per direction", at("rate"), at("rate_iops"))
+		case o.rate[d] > 0 && o.rateMin[d] > o.rate[d]:
+			return fmt.Errorf("%s is above %s: a minimum rate cannot exceed the rate", at("rate_min"), at("rate"))
+		case o.rateIOPS[d] > 0 && o.rateIOPSMin[d] > o.rateIOPS[d]:
+			return fmt.Errorf("%s is above %s: a minimum rate cannot exceed the rate", at("rate_iops_min"), at("rate_iops"))
+		case d == 0 && !w.Reads() || d == 1 && !w.Writes():
+			continue
+		}
+		dir.Bytes = float64(o.rate[d]) * clones
+		dir.IOPS = float64(o.rateIOPS[d]) * clones
+		// fio checks the floor in bytes when it has one, else in ops.
+		if o.rateMin[d] > 0 {
+			dir.MinBytes = float64(o.rateMin[d]) * clones
+		} else {
+			dir.MinIOPS = float64(o.rateIOPSMin[d]) * clones
 		}
 	}
-	given := func() string {
-		var s []string
-		for _, name := range []string{"rate", "rate_iops"} {
-			if _, ok := o.given[name]; ok {
-				s = append(s, at(name))
-			}
-		}
-		return strings.Join(s, " ")
+	if w.ReadRate.HasMin() || w.WriteRate.HasMin() {
+		w.RateCycle = spec.Duration(o.rateCycle * int64(time.Millisecond))
 	}
-	switch {
-	case reads && !writes:
-		return caps[0], nil
-	case writes && !reads:
-		return caps[1], nil
-	case caps[0] == 0 && caps[1] == 0:
-		return 0, nil
-	case caps[0] != caps[1]:
-		return 0, fmt.Errorf("%s: different caps for reads and writes are not supported: cephbench paces all operations together", given())
-	case o.rwmixread != 50:
-		return 0, fmt.Errorf("%s with rwmixread=%d is not supported: fio caps reads and writes separately, which moves the mix towards 50/50; cephbench paces the total at the mix asked for", given(), o.rwmixread)
-	}
-	return 2 * caps[0], nil
+	w.RateProcess = o.rateProcess
+	return nil
 }
 
 // checkSharedDirs refuses two jobs of the same name that run at the same

@@ -38,6 +38,11 @@ type opts struct {
 
 	rwmixread      int64
 	rate, rateIOPS [3]int64
+	// The floors per direction, rate_cycle in milliseconds, and
+	// rate_process.
+	rateMin, rateIOPSMin [3]int64
+	rateCycle            int64
+	rateProcess          string
 
 	direct, groupReporting, stonewall, newGroup bool
 	norandommap, randrepeat                     bool
@@ -75,6 +80,7 @@ func defaultOpts() opts {
 		numjobs:     1,
 		loops:       1,
 		rwmixread:   50,
+		rateCycle:   1000,
 		randrepeat:  true,
 		clatPct:     true,
 		percentiles: defaultPercentiles,
@@ -193,6 +199,27 @@ var table = []option{
 	}},
 	{name: "rate_iops", set: func(o *opts, v string) error {
 		return setDirs(&o.rateIOPS, v, func(s string) (int64, error) { return parseCount(s, o.kbBase) })
+	}},
+	{name: "rate_min", alias: "ratemin", set: func(o *opts, v string) error {
+		return setDirs(&o.rateMin, v, func(s string) (int64, error) { return parseSize(s, o.kbBase) })
+	}},
+	{name: "rate_iops_min", set: func(o *opts, v string) error {
+		return setDirs(&o.rateIOPSMin, v, func(s string) (int64, error) { return parseCount(s, o.kbBase) })
+	}},
+	{name: "rate_cycle", alias: "ratecycle", set: countSetter(func(o *opts) *int64 { return &o.rateCycle }, 1)},
+	{name: "rate_process", set: func(o *opts, v string) error {
+		switch p := strings.TrimSpace(v); p {
+		case "linear", "poisson":
+			o.rateProcess = p
+			return nil
+		}
+		return errors.New("want linear or poisson")
+	}},
+	// cephbench has no thinktime to leave out of the rate, so the
+	// schedule is the same either way.
+	{name: "rate_ignore_thinktime", arg: boolean, set: func(o *opts, v string) error {
+		_, err := parseBool(v, v == "")
+		return err
 	}},
 	{name: "direct", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.direct })},
 	{name: "buffered", arg: boolean, set: func(o *opts, v string) error {
