@@ -217,6 +217,9 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		return nil, err
 	}
 	geo := sess.Geometry()
+	if w.BlockSizes != "" && geo.Layout != engine.Blocks {
+		return nil, engine.Usagef("block sizes per direction work on files and block devices: %s:// targets hold objects", w.Target.Scheme)
+	}
 	mixed := w.Mix != ""
 	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && (w.Reads() || mixed), fills: w.Writes() || mixed, syncKind: -1, opts: opts}
 	kinds, shares, err := r.setKinds(geo)

@@ -205,3 +205,69 @@ func TestObjectsOfTheirOwnSizes(t *testing.T) {
 		t.Errorf("no op was cut to its object's size, though object sizes go down to %d", slices.Min(sizes))
 	}
 }
+
+func TestBlockSplitSharesAndSequentialFit(t *testing.T) {
+	w := blockWorkload(spec.Sequential, 0, 1)
+	w.BlockSize, w.BlockSizes = 64<<10, "4k/20:64k/80"
+	size := int64(256 << 20)
+	g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: size}, 0, &Shared{}, 5)
+	op := &engine.Op{Buf: make([]byte, 64<<10)}
+	counts := map[int]int{}
+	next, total := int64(0), int64(0)
+	for total < size {
+		g.Next(op)
+		if op.Offset != next {
+			t.Fatalf("op at %d; want it where the last ended, %d", op.Offset, next)
+		}
+		next, total = op.Offset+int64(len(op.Buf)), total+int64(len(op.Buf))
+		counts[len(op.Buf)]++
+	}
+	if total != size {
+		t.Errorf("one pass wrote %d bytes; want the region's %d", total, size)
+	}
+	ops := counts[4<<10] + counts[64<<10]
+	if share := float64(counts[4<<10]) / float64(ops) * 100; share < 18 || share > 22 {
+		t.Errorf("4k ops are %.1f%% of %d; want 20%% (%v)", share, ops, counts)
+	}
+}
+
+func TestPerDirectionSizesAndHoles(t *testing.T) {
+	w := blockWorkload(spec.Sequential, 50, 1)
+	w.BlockSize, w.BlockSizes, w.SeqSkip = 64<<10, "4k,64k", 4<<10
+	g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 20}, 0, &Shared{}, 5)
+	op := &engine.Op{Buf: make([]byte, 64<<10)}
+	var last [2]int64
+	for i := range 200 {
+		g.Next(op)
+		want := map[engine.OpKind]int{engine.Read: 4 << 10, engine.Write: 64 << 10}[op.Kind]
+		if len(op.Buf) != want {
+			t.Fatalf("%v of %d bytes; want %d", op.Kind, len(op.Buf), want)
+		}
+		d := direction(op.Kind)
+		if i > 1 && op.Offset != 0 && op.Offset != last[d]+int64(want)+4<<10 {
+			t.Fatalf("%v at %d after one at %d; want a 4k hole", op.Kind, op.Offset, last[d])
+		}
+		last[d] = op.Offset
+	}
+}
+
+func TestRandomOffsetsRepeatOrFollow(t *testing.T) {
+	for _, repeat := range []bool{false, true} {
+		w := blockWorkload(spec.Random, 100, 1)
+		w.NewOffsetEvery, w.RepeatOffset = 4, repeat
+		g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 30}, 0, &Shared{}, 5)
+		op := &engine.Op{Buf: make([]byte, 4096)}
+		var offs []int64
+		for range 12 {
+			g.Next(op)
+			offs = append(offs, op.Offset)
+		}
+		for i := 1; i < len(offs); i++ {
+			step := offs[i] - offs[i-1]
+			fresh := (i+1)%4 == 0
+			if !fresh && (repeat && step != 0 || !repeat && step != 4096) {
+				t.Fatalf("repeat=%v: offsets %v; want a new one every 4th op, repeated or followed between", repeat, offs)
+			}
+		}
+	}
+}
