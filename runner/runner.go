@@ -642,7 +642,9 @@ func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, meas
 		r.stop(StopOps)
 		return 0, false, false
 	}
-	if measured && r.w.TotalBytes > 0 && r.measuredBytes.Add(n) > int64(r.w.TotalBytes) {
+	// As in fio, an op starts while the bytes before it fall short of the
+	// bound, so with sizes that vary the last one may pass it.
+	if measured && r.w.TotalBytes > 0 && r.measuredBytes.Add(n)-n >= int64(r.w.TotalBytes) {
 		r.stop(StopBytes)
 		return 0, false, false
 	}

@@ -98,8 +98,8 @@ type Workload struct {
 	BlockAlign Size `json:"block_align,omitempty"`
 	// SeqSkip leaves a hole of this many bytes after each sequential op,
 	// or goes backwards when negative, wrapping at the region's ends
-	// (fio's rw=write:4k).
-	SeqSkip Size `json:"seq_skip,omitempty"`
+	// (fio's rw=write:4k). Bytes, not a Size, which cannot be negative.
+	SeqSkip int64 `json:"seq_skip,omitempty"`
 	// NewOffsetEvery makes a random workload draw a new offset only every
 	// this many ops; those between follow the last sequentially, or
 	// repeat its offset when RepeatOffset (fio's rw=randread:8 and
@@ -135,6 +135,8 @@ type Workload struct {
 	QueueDepth int `json:"queue_depth"`
 
 	// The run stops at the first bound reached; at least one is required.
+	// Ops start while fewer than TotalBytes have, so when their sizes vary
+	// the last may pass it, as in fio.
 	Duration   Duration `json:"duration,omitempty"`
 	TotalBytes Size     `json:"total_bytes,omitempty"`
 	TotalOps   int64    `json:"total_ops,omitempty"`

@@ -132,7 +132,7 @@ func offsetModifier(o *opts, w *spec.Workload) error {
 	if neg {
 		skip = -skip
 	}
-	w.SeqSkip = spec.Size(skip)
+	w.SeqSkip = skip
 	return nil
 }
 
