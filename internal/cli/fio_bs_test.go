@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// dirTotals is one job's ops and bytes per direction (reads, writes) in
+// fio's JSON.
+type dirTotals struct{ ops, bytes [2]int64 }
+
+func jsonTotals(t *testing.T, who, out string) dirTotals {
+	t.Helper()
+	var doc struct {
+		Jobs []struct {
+			Read  fioDir `json:"read"`
+			Write fioDir `json:"write"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Jobs) != 1 {
+		t.Fatalf("%s: %d jobs in JSON (%v):\n%s", who, len(doc.Jobs), err, out)
+	}
+	j := doc.Jobs[0]
+	return dirTotals{ops: [2]int64{j.Read.TotalIOs, j.Write.TotalIOs}, bytes: [2]int64{j.Read.IOBytes, j.Write.IOBytes}}
+}
+
+// sizeCounts is ops per direction and block size.
+type sizeCounts map[[2]int64]int64
+
+// runRealFio runs fio 3.33 on the job with an iops log of every I/O (no
+// log_avg_msec: one line per I/O, its direction in column 3 and block
+// size in column 4), and returns its totals and its ops per size.
+func runRealFio(t *testing.T, dir, job string) (dirTotals, sizeCounts) {
+	t.Helper()
+	fio, err := exec.LookPath("fio")
+	if err != nil {
+		t.Skip("fio is not installed (scripts/install-deps.sh installs it): no reference to compare with")
+	}
+	path := filepath.Join(dir, "fio.fio")
+	log := filepath.Join(dir, "fiolog")
+	if err := os.WriteFile(path, []byte(job+"write_iops_log="+log+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(fio, "--output-format=json", path).Output()
+	if err != nil {
+		t.Fatalf("fio: %v\n%s", err, out)
+	}
+	f, err := os.Open(log + "_iops.1.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	counts := sizeCounts{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), ",")
+		if len(cols) < 4 {
+			t.Fatalf("fio's iops log line %q has no block size", sc.Text())
+		}
+		ddir, err1 := strconv.ParseInt(strings.TrimSpace(cols[2]), 10, 64)
+		bs, err2 := strconv.ParseInt(strings.TrimSpace(cols[3]), 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("fio's iops log line %q", sc.Text())
+		}
+		counts[[2]int64{ddir, bs}]++
+	}
+	return jsonTotals(t, "fio", string(out)), counts
+}
+
+// runCephbenchFio runs the same job with cephbench fio.
+func runCephbenchFio(t *testing.T, dir, job string) dirTotals {
+	t.Helper()
+	path := filepath.Join(dir, "cephbench.fio")
+	// cephbench lays out its own file: it does not write over fio's.
+	if err := os.RemoveAll(filepath.Join(dir, "f")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := fioIn(t, dir, nil, "--output-format=json", path)
+	return jsonTotals(t, "cephbench", out)
+}
+
+// tinyJob is a job section on a 32 MiB file in dir with the options given.
+func tinyJob(dir string, options ...string) string {
+	return fmt.Sprintf("[j]\nfilename=%s\nioengine=psync\nsize=32m\n%s\n", filepath.Join(dir, "f"), strings.Join(options, "\n"))
+}
+
+// Jobs whose op sizes and counts are fixed: per direction, cephbench
+// issues exactly the ops and bytes fio does.
+func TestFioBlockSizeOptionsMatchFioExactly(t *testing.T) {
+	for _, options := range [][]string{
+		{"rw=read", "bs=4k,64k"},
+		{"rw=write", "bs=4k,64k"},
+		{"rw=write:4k"},
+		{"rw=read:-8k", "bs=8k"},
+		{"rw=randread:4", "norandommap"},
+		{"rw=randread:4", "rw_sequencer=identical", "norandommap", "ba=512"},
+	} {
+		t.Run(strings.Join(options, ","), func(t *testing.T) {
+			dir := t.TempDir()
+			job := tinyJob(dir, options...)
+			want, _ := runRealFio(t, dir, job)
+			if got := runCephbenchFio(t, dir, job); got != want {
+				t.Errorf("cephbench: ops %v, bytes %v; fio: ops %v, bytes %v", got.ops, got.bytes, want.ops, want.bytes)
+			}
+		})
+	}
+}
+
+// A mixed job with a block size per direction: every read is 4k and
+// every write 64k in both, and the bytes in all pass size= by less than
+// one op in both.
+func TestFioReadAndWriteBlockSizes(t *testing.T) {
+	dir := t.TempDir()
+	job := tinyJob(dir, "rw=rw", "bs=4k,64k")
+	fio, _ := runRealFio(t, dir, job)
+	cb := runCephbenchFio(t, dir, job)
+	for who, got := range map[string]dirTotals{"fio": fio, "cephbench": cb} {
+		total := got.bytes[0] + got.bytes[1]
+		if got.bytes[0] != got.ops[0]*4096 || got.bytes[1] != got.ops[1]*65536 || total < 32<<20 || total >= 32<<20+64<<10 {
+			t.Errorf("%s: ops %v, bytes %v; want 4k reads, 64k writes, 32M to 32M+64K in all", who, got.ops, got.bytes)
+		}
+	}
+}
+
+// bssplit with two sizes on random writes: fio's iops log counts its ops
+// per size; cephbench's follow from its ops and bytes (n4 + n64 = ops,
+// 4K n4 + 64K n64 = bytes). Both splits are within 2 points of the 20%
+// asked for and of each other. The random map is off (norandommap): fio's
+// shortens ops that run into blocks already written, which cephbench's
+// generator has no map for.
+func TestFioBSSplitSharesMatchFio(t *testing.T) {
+	dir := t.TempDir()
+	job := tinyJob(dir, "io_size=128m", "rw=randwrite", "norandommap", "bssplit=4k/20:64k/80")
+	fio, sizes := runRealFio(t, dir, job)
+	cb := runCephbenchFio(t, dir, job)
+	fioSmall := float64(sizes[[2]int64{1, 4096}])
+	if other := fio.ops[1] - int64(fioSmall) - sizes[[2]int64{1, 65536}]; other != 0 {
+		t.Fatalf("fio logged %d writes of neither 4k nor 64k: %v", other, sizes)
+	}
+	cbSmall := float64(cb.ops[1]*65536-cb.bytes[1]) / (65536 - 4096)
+	fioShare, cbShare := 100*fioSmall/float64(fio.ops[1]), 100*cbSmall/float64(cb.ops[1])
+	t.Logf("4k writes: fio %.0f of %d (%.2f%%), cephbench %.0f of %d (%.2f%%)", fioSmall, fio.ops[1], fioShare, cbSmall, cb.ops[1], cbShare)
+	if math.Abs(fioShare-20) > 2 || math.Abs(cbShare-20) > 2 || math.Abs(cbShare-fioShare) > 2 || cbSmall != math.Trunc(cbSmall) {
+		t.Errorf("4k writes are %.2f%% of fio's and %.2f%% of cephbench's; want 20%% within 2 points", fioShare, cbShare)
+	}
+	for who, got := range map[string]dirTotals{"fio": fio, "cephbench": cb} {
+		if got.bytes[1] < 128<<20 || got.bytes[1] >= 128<<20+64<<10 || got.ops[0] != 0 {
+			t.Errorf("%s: ops %v, bytes %v; want writes of 128M to 128M+64K (io_size)", who, got.ops, got.bytes)
+		}
+	}
+}
+
+// Sequential jobs whose sizes are drawn from a split or a range write
+// io_size=128m over the 32M file exactly, as fio does (the last op of a
+// pass is cut to fit), in about as many ops (within 3%: some 3,000 to
+// 50,000 ops, whose mean size varies by about 1%); with bs_unaligned the
+// bytes may miss the bound by less than the largest size (fio stops when
+// the smallest does not fit before the end, cephbench starts over).
+func TestFioDrawnSizesCoverTheFileAsFioDoes(t *testing.T) {
+	for _, options := range [][]string{
+		{"rw=write", "bssplit=4k/10:64k/50:32k/40"},
+		{"rw=write", "bsrange=4k-16k"},
+		{"rw=read", "bsrange=1k-4k,2k-8k"},
+		{"rw=write", "bsrange=3k-16k", "bs_unaligned"},
+	} {
+		t.Run(strings.Join(options, ","), func(t *testing.T) {
+			dir := t.TempDir()
+			job := tinyJob(dir, append([]string{"io_size=128m"}, options...)...)
+			fio, _ := runRealFio(t, dir, job)
+			cb := runCephbenchFio(t, dir, job)
+			d := 1
+			if fio.ops[0] > 0 {
+				d = 0
+			}
+			slack := int64(0)
+			if strings.Contains(job, "bs_unaligned") {
+				slack = 16 << 10
+			}
+			for who, got := range map[string]dirTotals{"fio": fio, "cephbench": cb} {
+				if got.ops[1-d] != 0 || got.bytes[d] < 128<<20-slack || got.bytes[d] > 128<<20+slack {
+					t.Errorf("%s: ops %v, bytes %v; want io_size's 128M in one direction", who, got.ops, got.bytes)
+				}
+			}
+			if r := float64(cb.ops[d]) / float64(fio.ops[d]); r < 0.97 || r > 1.03 {
+				t.Errorf("cephbench made %d ops, fio %d: mean sizes differ by more than 3%%", cb.ops[d], fio.ops[d])
+			}
+			t.Logf("ops: fio %d, cephbench %d", fio.ops[d], cb.ops[d])
+		})
+	}
+}
