@@ -145,3 +145,24 @@ func parseBlock(s string) (Size, error) {
 	}
 	return n, nil
 }
+
+// BlockSizesFlag is a command-line flag (a pflag.Value) that sets W's op
+// sizes with SetBlockSizes: "4k", "4k/10:64k/90", "1k-4k", "4k,64k".
+type BlockSizesFlag struct{ W *Workload }
+
+// Set parses s into W's BlockSize and BlockSizes.
+func (f BlockSizesFlag) Set(s string) error { return f.W.SetBlockSizes(s) }
+
+// String is the sizes as given, or the one block size.
+func (f BlockSizesFlag) String() string {
+	if f.W == nil {
+		return ""
+	}
+	if f.W.BlockSizes != "" {
+		return string(f.W.BlockSizes)
+	}
+	return f.W.BlockSize.String()
+}
+
+// Type names the value in usage text.
+func (f BlockSizesFlag) Type() string { return "sizes" }

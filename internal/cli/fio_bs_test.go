@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cephbench/cephbench/result"
 )
 
 // dirTotals is one job's ops and bytes per direction (reads, writes) in
@@ -197,5 +200,43 @@ func TestFioDrawnSizesCoverTheFileAsFioDoes(t *testing.T) {
 			}
 			t.Logf("ops: fio %d, cephbench %d", fio.ops[d], cb.ops[d])
 		})
+	}
+}
+
+// bench takes the same sizes: a split drawn at its shares (the 4k ops'
+// count follows from the ops and bytes of two sizes), and one line with
+// exit 2 for a bad one.
+func TestBenchBlockSizeSplit(t *testing.T) {
+	dir := t.TempDir()
+	results := t.TempDir()
+	code, stdout, stderr := cephbenchIn(t, context.Background(), dir, nil, "bench", "--target", filepath.Join(dir, "f"), "--size", "32m",
+		"--rw", "randwrite", "--bs", "4k/20:64k/80", "--total", "256m", "--results", results)
+	if code != 0 {
+		t.Fatalf("bench: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "== bench: 4k/20:64k/80 rand write") {
+		t.Errorf("heading does not give the split:\n%s", stdout)
+	}
+	paths, _ := filepath.Glob(filepath.Join(results, "*.json"))
+	if len(paths) != 1 {
+		t.Fatalf("%d results", len(paths))
+	}
+	r, err := result.Load(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Ops["write"]
+	small := float64(s.Ops*65536-s.Bytes) / (65536 - 4096)
+	share := 100 * small / float64(s.Ops)
+	t.Logf("%d writes, %d bytes: %.0f of 4k (%.2f%%)", s.Ops, s.Bytes, small, share)
+	if math.Abs(share-20) > 2 || small != math.Trunc(small) || s.Bytes < 256<<20 || s.Bytes >= 256<<20+64<<10 {
+		t.Errorf("%d writes of %d bytes: %.2f%% of 4k; want 20%% within 2 points, 256M to 256M+64K", s.Ops, s.Bytes, share)
+	}
+	for _, bad := range []string{"4k/60:8k/50", "4k/x", "16k-4k"} {
+		code, stdout, stderr := cephbenchIn(t, context.Background(), dir, nil, "bench", "--target", filepath.Join(dir, "f"), "--bs", bad)
+		wantUsageError(t, "--bs "+bad, code, stdout, stderr)
+		if !strings.Contains(stderr, bad) {
+			t.Errorf("--bs %s: error %q does not name it", bad, stderr)
+		}
 	}
 }
