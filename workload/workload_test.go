@@ -271,3 +271,53 @@ func TestRandomOffsetsRepeatOrFollow(t *testing.T) {
 		}
 	}
 }
+
+// Sizes drawn over many ops land on each size at its share within 2
+// points: a three-way split with a share left to fill, and a range, whose
+// multiples of its smallest size are equally likely.
+func TestDrawnSizeShares(t *testing.T) {
+	for sizes, want := range map[spec.BlockSizes]map[int]float64{
+		"4k/10:64k/50:32k": {4 << 10: 10, 32 << 10: 40, 64 << 10: 50},
+		"4k-16k":           {4 << 10: 25, 8 << 10: 25, 12 << 10: 25, 16 << 10: 25},
+	} {
+		w := blockWorkload(spec.Random, 0, 1)
+		w.BlockSizes = sizes
+		w.BlockSize = sizes.Largest()
+		g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 30}, 0, &Shared{}, 9)
+		op := &engine.Op{Buf: make([]byte, w.BlockSize)}
+		counts := map[int]int{}
+		const ops = 20000
+		for range ops {
+			g.Next(op)
+			counts[len(op.Buf)]++
+			if op.Offset%(4<<10) != 0 || op.Offset+int64(len(op.Buf)) > 1<<30 {
+				t.Fatalf("%s: op of %d bytes at %d", sizes, len(op.Buf), op.Offset)
+			}
+		}
+		for size, share := range want {
+			if got := 100 * float64(counts[size]) / ops; got < share-2 || got > share+2 {
+				t.Errorf("%s: %d-byte ops are %.1f%%; want %.0f%% (%v)", sizes, size, got, share, counts)
+			}
+		}
+		if len(counts) != len(want) {
+			t.Errorf("%s: sizes drawn %v; want only %v", sizes, counts, want)
+		}
+	}
+}
+
+func TestBackwardsSequentialWraps(t *testing.T) {
+	w := blockWorkload(spec.Sequential, 100, 1)
+	w.SeqSkip = -8 << 10
+	g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 64 << 10}, 0, &Shared{}, 1)
+	op := &engine.Op{Buf: make([]byte, 4096)}
+	var offs []int64
+	for range 6 {
+		g.Next(op)
+		offs = append(offs, op.Offset>>10)
+	}
+	// fio: the first op at 0, then each 8k before the end of the last,
+	// wrapping to 8k before the end of the region.
+	if want := []int64{0, 56, 52, 48, 44, 40}; !slices.Equal(offs, want) {
+		t.Errorf("offsets (KiB) %v; want %v", offs, want)
+	}
+}
