@@ -240,3 +240,37 @@ func TestBenchBlockSizeSplit(t *testing.T) {
 		}
 	}
 }
+
+// The job line fio prints before it starts gives each direction's
+// smallest and largest size; cephbench's is the same.
+func TestFioHeaderGivesSizesPerDirection(t *testing.T) {
+	fio, err := exec.LookPath("fio")
+	if err != nil {
+		t.Skip("fio is not installed (scripts/install-deps.sh installs it): no reference to compare with")
+	}
+	for _, options := range [][]string{
+		{"rw=randrw", "bs=4k,64k"},
+		{"rw=randwrite", "bssplit=4k/20:64k/80"},
+		{"rw=randrw", "bsrange=1k-4k,2k-8k"},
+	} {
+		dir := t.TempDir()
+		job := strings.Replace(tinyJob(dir, options...), "size=32m", "size=1m", 1)
+		path := filepath.Join(dir, "j.fio")
+		if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(fio, path).Output()
+		if err != nil {
+			t.Fatalf("fio: %v\n%s", err, out)
+		}
+		want, _, _ := strings.Cut(string(out), "\n")
+		if err := os.Remove(filepath.Join(dir, "f")); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := fioIn(t, dir, nil, path)
+		got, _, _ = strings.Cut(got, "\n")
+		if got != want {
+			t.Errorf("%v: cephbench's job line\n%s\nfio's\n%s", options, got, want)
+		}
+	}
+}
