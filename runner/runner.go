@@ -235,6 +235,9 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		kinds = append(kinds, "sync")
 	}
 	col := metrics.NewCollector(kinds)
+	if w.BlockSizes != "" || w.MinBlockSize > 0 {
+		col.CountOpSizes()
+	}
 	interval := opts.Interval
 	if interval <= 0 {
 		interval = time.Second

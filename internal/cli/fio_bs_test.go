@@ -81,6 +81,14 @@ func runRealFio(t *testing.T, dir, job string) (dirTotals, sizeCounts) {
 // runCephbenchFio runs the same job with cephbench fio.
 func runCephbenchFio(t *testing.T, dir, job string) dirTotals {
 	t.Helper()
+	totals, _ := runCephbenchFioSizes(t, dir, job)
+	return totals
+}
+
+// runCephbenchFioSizes is runCephbenchFio with the ops per direction
+// (0 reads, 1 writes) and size that cephbench's result counts.
+func runCephbenchFioSizes(t *testing.T, dir, job string) (dirTotals, sizeCounts) {
+	t.Helper()
 	path := filepath.Join(dir, "cephbench.fio")
 	// cephbench lays out its own file: it does not write over fio's.
 	if err := os.RemoveAll(filepath.Join(dir, "f")); err != nil {
@@ -89,8 +97,34 @@ func runCephbenchFio(t *testing.T, dir, job string) dirTotals {
 	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _ := fioIn(t, dir, nil, "--output-format=json", path)
-	return jsonTotals(t, "cephbench", out)
+	out, rs := fioIn(t, dir, nil, "--output-format=json", path)
+	if len(rs) != 1 {
+		t.Fatalf("%d results; want 1", len(rs))
+	}
+	counts := sizeCounts{}
+	for d, kind := range []string{"read", "write"} {
+		for n, ops := range rs[0].Ops[kind].OpsBySize {
+			counts[[2]int64{int64(d), n}] = ops
+		}
+	}
+	return jsonTotals(t, "cephbench", out), counts
+}
+
+// shares is each size's percentage of the ops of direction d.
+func (c sizeCounts) shares(d int64) map[int64]float64 {
+	var all int64
+	for k, n := range c {
+		if k[0] == d {
+			all += n
+		}
+	}
+	s := map[int64]float64{}
+	for k, n := range c {
+		if k[0] == d {
+			s[k[1]] = 100 * float64(n) / float64(all)
+		}
+	}
+	return s
 }
 
 // tinyJob is a job section on a 32 MiB file in dir with the options given.
@@ -136,27 +170,52 @@ func TestFioReadAndWriteBlockSizes(t *testing.T) {
 	}
 }
 
-// bssplit with two sizes on random writes: fio's iops log counts its ops
-// per size; cephbench's follow from its ops and bytes (n4 + n64 = ops,
-// 4K n4 + 64K n64 = bytes). Both splits are within 2 points of the 20%
-// asked for and of each other. The random map is off (norandommap): fio's
+// checkSizeCounts fails unless counts (direction d's ops by size) add up
+// to the totals.
+func checkSizeCounts(t *testing.T, who string, counts sizeCounts, got dirTotals, d int64) {
+	t.Helper()
+	var ops, bytes int64
+	for k, n := range counts {
+		if k[0] == d {
+			ops, bytes = ops+n, bytes+n*k[1]
+		}
+	}
+	if ops != got.ops[d] || bytes != got.bytes[d] {
+		t.Errorf("%s: ops by size %v add up to %d ops of %d bytes; the JSON has %d of %d", who, counts, ops, bytes, got.ops[d], got.bytes[d])
+	}
+}
+
+// wantShares fails unless each size's share of direction d's ops is
+// within 2 points of want's.
+func wantShares(t *testing.T, who string, got map[int64]float64, want map[int64]float64) {
+	t.Helper()
+	for size, share := range want {
+		if math.Abs(got[size]-share) > 2 {
+			t.Errorf("%s: %d-byte ops are %.2f%%; want %.2f%% within 2 points (all: %v)", who, size, got[size], share, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: sizes %v; want only %v", who, got, want)
+	}
+}
+
+// bssplit on random writes: fio's iops log and cephbench's result count
+// the ops per size; both splits are within 2 points of the 20/80 asked
+// for and of each other. The random map is off (norandommap): fio's
 // shortens ops that run into blocks already written, which cephbench's
 // generator has no map for.
 func TestFioBSSplitSharesMatchFio(t *testing.T) {
 	dir := t.TempDir()
 	job := tinyJob(dir, "io_size=128m", "rw=randwrite", "norandommap", "bssplit=4k/20:64k/80")
-	fio, sizes := runRealFio(t, dir, job)
-	cb := runCephbenchFio(t, dir, job)
-	fioSmall := float64(sizes[[2]int64{1, 4096}])
-	if other := fio.ops[1] - int64(fioSmall) - sizes[[2]int64{1, 65536}]; other != 0 {
-		t.Fatalf("fio logged %d writes of neither 4k nor 64k: %v", other, sizes)
-	}
-	cbSmall := float64(cb.ops[1]*65536-cb.bytes[1]) / (65536 - 4096)
-	fioShare, cbShare := 100*fioSmall/float64(fio.ops[1]), 100*cbSmall/float64(cb.ops[1])
-	t.Logf("4k writes: fio %.0f of %d (%.2f%%), cephbench %.0f of %d (%.2f%%)", fioSmall, fio.ops[1], fioShare, cbSmall, cb.ops[1], cbShare)
-	if math.Abs(fioShare-20) > 2 || math.Abs(cbShare-20) > 2 || math.Abs(cbShare-fioShare) > 2 || cbSmall != math.Trunc(cbSmall) {
-		t.Errorf("4k writes are %.2f%% of fio's and %.2f%% of cephbench's; want 20%% within 2 points", fioShare, cbShare)
-	}
+	fio, fioSizes := runRealFio(t, dir, job)
+	cb, cbSizes := runCephbenchFioSizes(t, dir, job)
+	checkSizeCounts(t, "fio", fioSizes, fio, 1)
+	checkSizeCounts(t, "cephbench", cbSizes, cb, 1)
+	fioShares, cbShares := fioSizes.shares(1), cbSizes.shares(1)
+	t.Logf("ops by size: fio %v of %d, cephbench %v of %d", fioShares, fio.ops[1], cbShares, cb.ops[1])
+	wantShares(t, "fio", fioShares, map[int64]float64{4096: 20, 65536: 80})
+	wantShares(t, "cephbench", cbShares, map[int64]float64{4096: 20, 65536: 80})
+	wantShares(t, "cephbench against fio", cbShares, fioShares)
 	for who, got := range map[string]dirTotals{"fio": fio, "cephbench": cb} {
 		if got.bytes[1] < 128<<20 || got.bytes[1] >= 128<<20+64<<10 || got.ops[0] != 0 {
 			t.Errorf("%s: ops %v, bytes %v; want writes of 128M to 128M+64K (io_size)", who, got.ops, got.bytes)
@@ -164,30 +223,47 @@ func TestFioBSSplitSharesMatchFio(t *testing.T) {
 	}
 }
 
-// Sequential jobs whose sizes are drawn from a split or a range write
+// Sequential jobs whose sizes are drawn from a split or a range move
 // io_size=128m over the 32M file exactly, as fio does (the last op of a
-// pass is cut to fit), in about as many ops (within 3%: some 3,000 to
-// 50,000 ops, whose mean size varies by about 1%); with bs_unaligned the
-// bytes may miss the bound by less than the largest size (fio stops when
-// the smallest does not fit before the end, cephbench starts over).
+// pass is cut to fit), in about as many ops (within 5%); with
+// bs_unaligned the bytes may miss the bound by less than the largest size
+// (fio stops when the smallest does not fit before the end, cephbench
+// starts over). cephbench's ops by size are within 2 points of the shares
+// asked for, and its counts add up to its JSON's ops and bytes, as fio's
+// log does to fio's. fio's own shares stray further on these jobs of
+// 3,000 to 13,000 ops: 3 to 4 standard deviations, in both directions
+// (bssplit=4k/10:64k/50:32k/40: 7.9/40.5/51.6% for writes,
+// 11.8/41.0/47.2% for reads; bsrange=4k-16k: 27.3% 16k), so only the
+// random-write split above is held to fio's.
 func TestFioDrawnSizesCoverTheFileAsFioDoes(t *testing.T) {
-	for _, options := range [][]string{
-		{"rw=write", "bssplit=4k/10:64k/50:32k/40"},
-		{"rw=write", "bsrange=4k-16k"},
-		{"rw=read", "bsrange=1k-4k,2k-8k"},
-		{"rw=write", "bsrange=3k-16k", "bs_unaligned"},
+	quarter := func(sizes ...int64) map[int64]float64 {
+		m := map[int64]float64{}
+		for _, n := range sizes {
+			m[n] = 25
+		}
+		return m
+	}
+	for _, c := range []struct {
+		options []string
+		want    map[int64]float64 // nil: sizes of any byte count
+	}{
+		{[]string{"rw=read", "bssplit=4k/10:64k/50:32k/40"}, map[int64]float64{4096: 10, 32768: 40, 65536: 50}},
+		{[]string{"rw=write", "bssplit=4k/10:64k/50:32k"}, map[int64]float64{4096: 10, 32768: 40, 65536: 50}},
+		{[]string{"rw=write", "bsrange=4k-16k"}, quarter(4096, 8192, 12288, 16384)},
+		{[]string{"rw=read", "bsrange=1k-4k,2k-8k"}, quarter(1024, 2048, 3072, 4096)},
+		{[]string{"rw=write", "bsrange=3k-16k", "bs_unaligned"}, nil},
 	} {
-		t.Run(strings.Join(options, ","), func(t *testing.T) {
+		t.Run(strings.Join(c.options, ","), func(t *testing.T) {
 			dir := t.TempDir()
-			job := tinyJob(dir, append([]string{"io_size=128m"}, options...)...)
-			fio, _ := runRealFio(t, dir, job)
-			cb := runCephbenchFio(t, dir, job)
+			job := tinyJob(dir, append([]string{"io_size=128m"}, c.options...)...)
+			fio, fioSizes := runRealFio(t, dir, job)
+			cb, cbSizes := runCephbenchFioSizes(t, dir, job)
 			d := 1
 			if fio.ops[0] > 0 {
 				d = 0
 			}
 			slack := int64(0)
-			if strings.Contains(job, "bs_unaligned") {
+			if c.want == nil {
 				slack = 16 << 10
 			}
 			for who, got := range map[string]dirTotals{"fio": fio, "cephbench": cb} {
@@ -195,17 +271,23 @@ func TestFioDrawnSizesCoverTheFileAsFioDoes(t *testing.T) {
 					t.Errorf("%s: ops %v, bytes %v; want io_size's 128M in one direction", who, got.ops, got.bytes)
 				}
 			}
-			if r := float64(cb.ops[d]) / float64(fio.ops[d]); r < 0.97 || r > 1.03 {
-				t.Errorf("cephbench made %d ops, fio %d: mean sizes differ by more than 3%%", cb.ops[d], fio.ops[d])
+			if r := float64(cb.ops[d]) / float64(fio.ops[d]); r < 0.95 || r > 1.05 {
+				t.Errorf("cephbench made %d ops, fio %d: mean sizes differ by more than 5%%", cb.ops[d], fio.ops[d])
 			}
-			t.Logf("ops: fio %d, cephbench %d", fio.ops[d], cb.ops[d])
+			checkSizeCounts(t, "fio", fioSizes, fio, int64(d))
+			checkSizeCounts(t, "cephbench", cbSizes, cb, int64(d))
+			if c.want == nil {
+				return
+			}
+			fioShares, cbShares := fioSizes.shares(int64(d)), cbSizes.shares(int64(d))
+			t.Logf("ops: fio %d, cephbench %d; by size: fio %v, cephbench %v", fio.ops[d], cb.ops[d], fioShares, cbShares)
+			wantShares(t, "cephbench", cbShares, c.want)
 		})
 	}
 }
 
-// bench takes the same sizes: a split drawn at its shares (the 4k ops'
-// count follows from the ops and bytes of two sizes), and one line with
-// exit 2 for a bad one.
+// bench takes the same sizes: a split drawn at its shares, counted by
+// size in its result, and one line with exit 2 for a bad one.
 func TestBenchBlockSizeSplit(t *testing.T) {
 	dir := t.TempDir()
 	results := t.TempDir()
@@ -226,10 +308,13 @@ func TestBenchBlockSizeSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.Ops["write"]
-	small := float64(s.Ops*65536-s.Bytes) / (65536 - 4096)
-	share := 100 * small / float64(s.Ops)
-	t.Logf("%d writes, %d bytes: %.0f of 4k (%.2f%%)", s.Ops, s.Bytes, small, share)
-	if math.Abs(share-20) > 2 || small != math.Trunc(small) || s.Bytes < 256<<20 || s.Bytes >= 256<<20+64<<10 {
+	small, large := s.OpsBySize[4096], s.OpsBySize[65536]
+	share := 100 * float64(small) / float64(s.Ops)
+	t.Logf("%d writes, %d bytes: %d of 4k (%.2f%%)", s.Ops, s.Bytes, small, share)
+	if small+large != s.Ops || small*4096+large*65536 != s.Bytes {
+		t.Errorf("ops by size %v do not add up to %d ops of %d bytes", s.OpsBySize, s.Ops, s.Bytes)
+	}
+	if math.Abs(share-20) > 2 || s.Bytes < 256<<20 || s.Bytes >= 256<<20+64<<10 {
 		t.Errorf("%d writes of %d bytes: %.2f%% of 4k; want 20%% within 2 points, 256M to 256M+64K", s.Ops, s.Bytes, share)
 	}
 	for _, bad := range []string{"4k/60:8k/50", "4k/x", "16k-4k"} {
