@@ -16,6 +16,7 @@ type sizer struct {
 	align     int64 // random offsets are multiples of it
 	blocks    int64 // random offsets there are
 	stride    int64 // a sequential op's step; 0: its own length
+	least     int64 // the smallest size a draw can return
 }
 
 // sizers returns the reads' and writes' sizers of w on a region of size
@@ -43,8 +44,27 @@ func sizers(w *spec.Workload, size int64) [2]sizer {
 			span -= lo - s[i].align // the last offset still holds the smallest op
 		}
 		s[i].blocks = max(span/s[i].align, 1)
+		s[i].least = s[i].leastSize()
 	}
 	return s
+}
+
+// leastSize is the smallest size draw returns: a split's smallest with a
+// share, rounded as draw rounds it, which is more than Min when Min's
+// share is 0.
+func (s *sizer) leastSize() int64 {
+	lo := int64(s.dist.Min)
+	if len(s.dist.Sizes) == 0 {
+		return lo
+	}
+	least := int64(s.dist.Max)
+	for _, n := range s.dist.Sizes {
+		if !s.unaligned {
+			n -= n % s.dist.Min
+		}
+		least = min(least, int64(n))
+	}
+	return least
 }
 
 // direction is the index of kind's sizer.
@@ -68,8 +88,8 @@ func (s *sizer) draw(rng *rand.Rand, room int64) int64 {
 	if s.uniform {
 		return lo + rng.Int64N(hi-lo+1)
 	}
-	if room < lo {
-		return 0
+	if room < s.least {
+		return 0 // no size fits: without this, the loop below never ends
 	}
 	for {
 		var n int64

@@ -321,3 +321,18 @@ func TestBackwardsSequentialWraps(t *testing.T) {
 		t.Errorf("offsets (KiB) %v; want %v", offs, want)
 	}
 }
+
+// A split whose smallest size has no share still ends each pass: the op
+// that does not fit before the end starts over at 0.
+func TestSplitWithoutTheSmallestEndsPasses(t *testing.T) {
+	w := blockWorkload(spec.Sequential, 0, 1)
+	w.BlockSize, w.BlockSizes = 8<<10, "4k/0:8k/100:6k"
+	g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 14 << 10}, 0, &Shared{}, 1)
+	op := &engine.Op{Buf: make([]byte, 8<<10)}
+	for i := range 10 {
+		g.Next(op)
+		if len(op.Buf) != 8<<10 || op.Offset != 0 {
+			t.Fatalf("op %d: %d bytes at %d; want 8K at 0 each time (4K and 6K are left no share)", i, len(op.Buf), op.Offset)
+		}
+	}
+}
