@@ -420,7 +420,7 @@ func (r *fioRun) groups(results []*result.Result) []fioreport.Group {
 		g.GroupReporting = g.GroupReporting || f.GroupReporting
 		fj := fioreport.Job{
 			Name: st.Name, Description: f.Description, NumJobs: f.NumJobs,
-			RW: f.RW, IOEngine: f.IOEngine, BlockSize: int64(st.Workload.BlockSize), IODepth: f.IODepth,
+			RW: f.RW, IOEngine: f.IOEngine, BlockSize: int64(st.Workload.BlockSize), BlockSizes: st.Workload.BlockSizes, IODepth: f.IODepth,
 			PercentileList: f.PercentileList, LatPercentiles: f.LatPercentiles,
 			Options: fioOptions(f.Options),
 		}

@@ -249,6 +249,9 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		return nil, err
 	}
 	geo := sess.Geometry()
+	if w.BlockSizes != "" && geo.Layout != engine.Blocks {
+		return nil, engine.Usagef("block sizes per direction work on files and block devices: %s:// targets hold objects", w.Target.Scheme)
+	}
 	mixed := w.Mix != ""
 	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && (w.Reads() || mixed), fills: w.Writes() || mixed, syncKind: -1, opts: opts}
 	kinds, shares, err := r.setKinds(geo)
@@ -264,6 +267,9 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		kinds = append(kinds, "sync")
 	}
 	col := metrics.NewCollector(kinds)
+	if w.BlockSizes != "" || w.MinBlockSize > 0 {
+		col.CountOpSizes()
+	}
 	interval := opts.Interval
 	if interval <= 0 {
 		interval = time.Second
@@ -716,7 +722,9 @@ func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Du
 		r.stop(StopOps)
 		return 0, false, false
 	}
-	if measured && r.w.TotalBytes > 0 && r.measuredBytes.Add(n) > int64(r.w.TotalBytes) {
+	// As in fio, an op starts while the bytes before it fall short of the
+	// bound, so with sizes that vary the last one may pass it.
+	if measured && r.w.TotalBytes > 0 && r.measuredBytes.Add(n)-n >= int64(r.w.TotalBytes) {
 		r.stop(StopBytes)
 		return 0, false, false
 	}

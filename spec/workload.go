@@ -85,6 +85,27 @@ type Workload struct {
 	// load-gen's --min-op-len and --max-op-len). Offsets still step by
 	// BlockSize.
 	MinBlockSize Size `json:"min_block_size,omitempty"`
+	// BlockSizes, when set, draws each op's size from it, per direction
+	// (fio's bssplit, bsrange, bs=READ,WRITE), on block and file targets;
+	// BlockSize must then be its largest size, which buffers hold. Drawn
+	// sizes are rounded down to a multiple of the direction's smallest
+	// unless BlockUnaligned. A sequential op starts where the last one of
+	// its direction ended.
+	BlockSizes     BlockSizes `json:"block_sizes,omitempty"`
+	BlockUnaligned bool       `json:"block_unaligned,omitempty"`
+	// BlockAlign, when set, makes random offsets multiples of it instead
+	// of the direction's smallest size (fio's blockalign).
+	BlockAlign Size `json:"block_align,omitempty"`
+	// SeqSkip leaves a hole of this many bytes after each sequential op,
+	// or goes backwards when negative, wrapping at the region's ends
+	// (fio's rw=write:4k). Bytes, not a Size, which cannot be negative.
+	SeqSkip int64 `json:"seq_skip,omitempty"`
+	// NewOffsetEvery makes a random workload draw a new offset only every
+	// this many ops; those between follow the last sequentially, or
+	// repeat its offset when RepeatOffset (fio's rw=randread:8 and
+	// rw_sequencer=identical).
+	NewOffsetEvery int  `json:"new_offset_every,omitempty"`
+	RepeatOffset   bool `json:"repeat_offset,omitempty"`
 	// ObjectSize is the size of each object on object targets; an object
 	// is written in ObjectSize/BlockSize operations. Zero means BlockSize.
 	ObjectSize Size `json:"object_size,omitempty"`
@@ -114,6 +135,8 @@ type Workload struct {
 	QueueDepth int `json:"queue_depth"`
 
 	// The run stops at the first bound reached; at least one is required.
+	// Ops start while fewer than TotalBytes have, so when their sizes vary
+	// the last may pass it, as in fio.
 	Duration   Duration `json:"duration,omitempty"`
 	TotalBytes Size     `json:"total_bytes,omitempty"`
 	TotalOps   int64    `json:"total_ops,omitempty"`
@@ -322,7 +345,7 @@ func (w *Workload) Validate() error {
 		return errors.New("cycling writes need an object count")
 	case w.FileSize < 0:
 		return fmt.Errorf("invalid file size %d", w.FileSize)
-	case w.FileSize > 0 && w.FileSize < w.BlockSize:
+	case w.FileSize > 0 && w.FileSize < w.BlockSize && w.BlockSizes == "":
 		return fmt.Errorf("file size %s is smaller than block size %s", w.FileSize, w.BlockSize)
 	case w.Workers < 1:
 		return fmt.Errorf("invalid worker count %d: must be at least 1", w.Workers)
@@ -346,6 +369,56 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
 	case w.Direct && (w.BlockSize%512 != 0 || w.MinBlockSize%512 != 0):
 		return fmt.Errorf("block size %s is not a multiple of 512, which direct I/O needs", w.BlockSize)
+	}
+	return w.validateSizes()
+}
+
+// validateSizes checks the fields that vary op sizes and offsets.
+func (w *Workload) validateSizes() error {
+	varied := w.BlockSizes != "" || w.SeqSkip != 0 || w.NewOffsetEvery > 1 || w.RepeatOffset || w.BlockAlign != 0
+	switch {
+	case w.BlockAlign < 0:
+		return fmt.Errorf("invalid block alignment %d: negative", w.BlockAlign)
+	case w.NewOffsetEvery < 0:
+		return fmt.Errorf("invalid count of ops per random offset %d: negative", w.NewOffsetEvery)
+	case varied && w.Verify:
+		return errors.New("reads of ops of varied sizes or offsets cannot be verified: verification checks the blocks writes stamp at whole block offsets")
+	case varied && w.MinBlockSize > 0:
+		return errors.New("a minimum block size and block sizes per direction: give one of them")
+	case w.Direct && w.BlockAlign%512 != 0:
+		return fmt.Errorf("block alignment %s is not a multiple of 512, which direct I/O needs", w.BlockAlign)
+	case w.BlockSizes == "":
+		return nil
+	}
+	r, wr, err := w.BlockSizes.Directions()
+	if err != nil {
+		return fmt.Errorf("invalid block sizes %q: %v", w.BlockSizes, err)
+	}
+	if largest := max(r.Max, wr.Max); largest != w.BlockSize {
+		return fmt.Errorf("block size %s is not the largest of block sizes %q, %s", w.BlockSize, w.BlockSizes, largest)
+	}
+	for _, d := range []SizeDist{r, wr} {
+		if w.Direct && (d.Min%512 != 0 || w.BlockUnaligned && !d.Fixed()) {
+			return fmt.Errorf("block sizes %q are not all multiples of 512, which direct I/O needs", w.BlockSizes)
+		}
+		if w.FileSize > 0 && w.FileSize < d.Min {
+			return fmt.Errorf("file size %s is smaller than the smallest block size %s", w.FileSize, d.Min)
+		}
+	}
+	return nil
+}
+
+// SetBlockSizes sets the op sizes from "4k", a split "4k/10:64k/90", a
+// range "1k-4k" or per direction "READS,WRITES": BlockSize to the largest,
+// BlockSizes to s unless every op has one size. Errors name the text.
+func (w *Workload) SetBlockSizes(s string) error {
+	r, wr, err := BlockSizes(s).Directions()
+	if err != nil {
+		return fmt.Errorf("invalid block sizes %q: %v", s, err)
+	}
+	w.BlockSize, w.BlockSizes = max(r.Max, wr.Max), BlockSizes(s)
+	if r.Fixed() && wr.Fixed() && r.Max == wr.Max {
+		w.BlockSizes = ""
 	}
 	return nil
 }

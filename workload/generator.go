@@ -36,9 +36,12 @@ type Generator struct {
 	shared *Shared
 	rng    *rand.Rand
 	file   int
-	// cursor is the next sequential block per op kind (block layout).
-	cursor [engine.NumOpKinds]int64
-	blocks int64 // blocks per file (block layout)
+	// Block layout: cursor is where the last op of each kind ended, last
+	// where it started, size the bytes of the region ops address.
+	cursor, last   [engine.NumOpKinds]int64
+	size           int64
+	sizers         [2]sizer // reads', writes'
+	opsSinceOffset int64    // ops since the start, for NewOffsetEvery
 
 	opsPerObject int64
 	readable     int64   // objects reads may address
@@ -58,11 +61,16 @@ func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed
 	case engine.Blocks:
 		files := max(geo.Files, 1)
 		g.file = worker % files
-		g.blocks = max(geo.Size/bs, 1)
+		blocks := max(geo.Size/bs, 1)
+		g.size = blocks * bs
+		if w.BlockSizes != "" || w.SeqSkip != 0 {
+			g.size = max(geo.Size, int64(w.BlockSize))
+		}
+		g.sizers = sizers(w, g.size)
 		if workersOnFile := (w.Workers + files - 1) / files; workersOnFile > 1 {
 			// Workers sharing a file start sequential runs at evenly spaced
 			// places, so they do not all read the same cached blocks.
-			start := g.blocks * int64(worker/files) / int64(workersOnFile)
+			start := blocks * int64(worker/files) / int64(workersOnFile) * bs
 			for k := range g.cursor {
 				g.cursor[k] = start
 			}
@@ -104,24 +112,16 @@ func (g *Generator) Next(op *engine.Op) bool {
 	op.Kind = kind
 	op.Err = nil
 	op.Completed = 0
+	if g.geo.Layout == engine.Blocks {
+		g.nextBlock(op, kind)
+		return true
+	}
 	bs := int64(g.w.BlockSize)
 	n := bs
 	if lo := int64(g.w.MinBlockSize); lo > 0 && lo < bs {
 		n = lo + g.rng.Int64N(bs-lo+1)
 	}
 	op.Buf = op.Buf[:n]
-	if g.geo.Layout == engine.Blocks {
-		op.File = g.file
-		var block int64
-		if g.w.Pattern == spec.Random {
-			block = g.rng.Int64N(g.blocks)
-		} else {
-			block = g.cursor[kind] % g.blocks
-			g.cursor[kind] = block + 1
-		}
-		op.Offset = block * bs
-		return true
-	}
 	if g.sizes != nil {
 		g.nextSized(op)
 		return true

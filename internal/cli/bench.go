@@ -24,7 +24,7 @@ func (f *workloadFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.target, "target", "", "what to measure: a file, directory or block device path, or SCHEME://LOCATION (dirobj://DIR, null://)")
 	fl.StringVar(&f.rw, "rw", "randread", "read, write, randread, randwrite, rw (readwrite) or randrw, as in fio")
 	fl.IntVar(&f.rwmixread, "rwmixread", 50, "percentage of reads in rw and randrw")
-	fl.Var(&f.w.BlockSize, "bs", "block (op) size: 4k, 1M, ...")
+	fl.Var(spec.BlockSizesFlag{W: &f.w}, "bs", "op size: 4k, 1M; a split 4k/10:64k/90 or a range 4k-16k; READS,WRITES as in fio (4k,64k)")
 	fl.Var(&f.w.ObjectSize, "object-size", "object size on object targets (default: the block size)")
 	fl.Int64Var(&f.w.Objects, "objects", 0, "objects a write creates at most, and the key space of random object I/O")
 	fl.BoolVar(&f.w.Cycle, "cycle", false, "once --objects are written, write them again from the first, so a timed write keeps that footprint")

@@ -45,20 +45,16 @@ func (p *parser) build(pj *pending) (Job, error) {
 	if mode.reads < 0 {
 		w.ReadPercent = int(o.rwmixread)
 	}
-	reads, writes := w.Reads(), w.Writes()
+	reads := w.Reads()
 
-	bs := o.bs[1]
-	if reads {
-		bs = o.bs[0]
+	if err := blockSizes(o, &w); err != nil {
+		return Job{}, fail("%s", err)
 	}
-	if reads && writes && o.bs[0] != o.bs[1] {
-		return Job{}, fail("%s: different read and write block sizes are not supported: cephbench uses one block size per job", at("bs"))
-	}
+	bs := int64(w.BlockSize)
 	if o.direct && bs%512 != 0 && o.kbBase == 1024 && strings.Contains(strings.ToLower(o.given["bs"].value), "ib") {
 		return Job{}, fail("%s: that is %d bytes with kb_base=1024 (fio then counts KiB, MiB... in powers of 1000), not a multiple of 512 as direct I/O needs; write 4k, or set kb_base=1000",
 			at("bs"), bs)
 	}
-	w.BlockSize = spec.Size(bs)
 
 	for _, name := range []string{"pool", "rbdname", "clientname", "clustername", "conf"} {
 		_, set := o.given[name]
@@ -188,6 +184,9 @@ func (p *parser) build(pj *pending) (Job, error) {
 	w.BoundsPerWorker = o.numjobs > 1 && (w.TotalBytes > 0 || w.TotalOps > 0 || wholeTarget)
 	w.Ramp = spec.Duration(o.ramp)
 
+	if w.BlockSizes != "" && max(o.rate[0], o.rate[1]) > 0 {
+		return Job{}, fail("%s with block sizes that vary is not supported: fio caps bytes per direction, cephbench would pace ops of the largest size", at("rate"))
+	}
 	if err := setRates(&w, o, at); err != nil {
 		return Job{}, fail("%s", err)
 	}
@@ -208,12 +207,6 @@ func (p *parser) build(pj *pending) (Job, error) {
 		return Job{}, fail("%v", err)
 	}
 
-	// fio prints block sizes as min-max, with 4 significant figures, in
-	// binary units unless kb_base=1000.
-	bsRange := func(b int64) string {
-		s := num2str(uint64(b), 4, o.kbBase == 1024, "B")
-		return s + "-" + s
-	}
 	// fio's own fix-ups: a batch of 0 or more than iodepth is iodepth, and
 	// the most to reap at once is at least the least.
 	batchSubmit := o.batchSubmit
@@ -221,15 +214,18 @@ func (p *parser) build(pj *pending) (Job, error) {
 		batchSubmit = o.iodepth
 	}
 	batchMax := max(o.batchMax, o.batchMin)
-	var dirs [3]string
-	for i, b := range o.bs {
-		dirs[i] = bsRange(b)
+	// fio prints block sizes as min-max, with 4 significant figures, in
+	// binary units unless kb_base=1000.
+	dirs := bsHeader(o)
+	header := dirs[1]
+	if reads {
+		header = dirs[0]
 	}
 	return Job{
 		Name: o.name, Description: o.description, Where: pj.where,
 		Stonewall: o.stonewall, NumJobs: int(o.numjobs), GroupReporting: o.groupReporting,
 		Workload: w, WholeTarget: wholeTarget,
-		RW: o.rw, BS: bsRange(bs), BSDirs: dirs,
+		RW: o.rw, BS: header, BSDirs: dirs,
 		IOEngine: o.ioengine, IODepth: int(o.iodepth), KBBase: int(o.kbBase), Options: pj.options,
 		StartDelay: o.startdelay, Loops: int(o.loops),
 		Unlink: o.unlink, VerifyAlg: o.verify,

@@ -23,6 +23,13 @@ type opts struct {
 	rw                string // read, write, randread, randwrite, rw or randrw
 	bs                [3]int64
 	kbBase            int64
+	// bsDist is reads' and writes' op sizes from bssplit or bsrange, in
+	// spec.BlockSizes' syntax (bytes); empty: bs's.
+	bsDist      [2]string
+	bsUnaligned bool
+	blockalign  [3]int64 // 0: each direction's smallest size
+	rwPostfix   string   // N of rw=MODE:N
+	rwIdentical bool     // rw_sequencer=identical
 
 	ioengine                        string
 	iodepth                         int64
@@ -126,6 +133,7 @@ var table = []option{
 	{name: "description", set: func(o *opts, v string) error { o.description = v; return nil }},
 	{name: "rw", alias: "readwrite", set: setRW},
 	{name: "bs", alias: "blocksize", set: func(o *opts, v string) error {
+		o.bsDist = [2]string{} // the last of bs, bsrange and bssplit wins
 		return setDirs(&o.bs, v, func(s string) (int64, error) {
 			n, err := parseSize(s, o.kbBase)
 			if err == nil && n == 0 {
@@ -134,6 +142,13 @@ var table = []option{
 			return n, err
 		})
 	}},
+	{name: "bssplit", set: setBSSplit},
+	{name: "bsrange", alias: "blocksize_range", set: setBSRange},
+	{name: "bs_unaligned", alias: "blocksize_unaligned", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.bsUnaligned })},
+	{name: "ba", alias: "blockalign", set: func(o *opts, v string) error {
+		return setDirs(&o.blockalign, v, func(s string) (int64, error) { return blockSize(s, o.kbBase) })
+	}},
+	{name: "rw_sequencer", set: setRWSequencer},
 	{name: "kb_base", set: func(o *opts, v string) error {
 		switch strings.TrimSpace(v) {
 		case "1024":
@@ -358,10 +373,8 @@ func setRW(o *opts, v string) error {
 		return errors.New("trims are not supported: cephbench's engines read and write")
 	case !ok:
 		return errors.New("want read, write, randread, randwrite, rw (readwrite) or randrw")
-	case postfix != "":
-		return errors.New("the :N offset modifier is not supported")
 	}
-	o.rw = m.canonical
+	o.rw, o.rwPostfix = m.canonical, postfix
 	return nil
 }
 

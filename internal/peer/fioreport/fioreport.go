@@ -50,6 +50,7 @@ import (
 
 	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/spec"
 )
 
 // Report is what fio reports at the end of a run: the groups of jobs and
@@ -92,9 +93,10 @@ type Job struct {
 	NumJobs int
 	// RW is the job's rw as fio names it ("randrw"), IOEngine its
 	// ioengine ("libaio"), BlockSize its block size in bytes for reads
-	// and writes alike.
+	// and writes alike, unless BlockSizes gives them per direction.
 	RW, IOEngine string
 	BlockSize    int64
+	BlockSizes   spec.BlockSizes
 	IODepth      int
 	// PercentileList is the job's percentile_list; nil means fio's
 	// default list. fio keeps at most 20.
