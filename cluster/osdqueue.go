@@ -28,12 +28,12 @@ type queueCounter struct {
 // it finds them once in the PG map, then asks up to maxTellsPerSample of
 // them a sample, in turn, for their counters.
 type queueReader struct {
-	osds    []int // the pools' OSDs, those holding the most PGs first; nil: not found yet
+	osds []int // the pools' OSDs, those holding the most PGs first; nil: not found yet
 	// partial says a watched pool did not exist yet when osds were
 	// found (RGW makes a zone's data pool with its first object): they
 	// are found again each sample until it does.
 	partial bool
-	next    int   // index in osds of the next OSD to ask
+	next    int // index in osds of the next OSD to ask
 	last    map[int]queueCounter
 	pending sync.WaitGroup // tells still running, waited for before the connection closes
 	timeout time.Duration
