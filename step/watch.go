@@ -104,6 +104,7 @@ func (c *clusterWatch) stop() *cluster.During {
 	var during *cluster.During
 	if c.w != nil {
 		during = c.w.Stop()
+		during.Pools = c.pools
 	}
 	if c.quiesce != nil {
 		c.restoreErr = c.quiesce.Restore()
