@@ -191,7 +191,7 @@ func TestIntervalsCarryTheHistogramsAndSaveAgain(t *testing.T) {
 
 	r := &Result{Schema: Schema, Name: "again", Start: time.Now()}
 	path := filepath.Join(dir, "again", "again.json")
-	if saved, err := r.SaveNew(path, intervals); err != nil || saved != path {
+	if saved, err := r.SaveNew(path, intervals, nil); err != nil || saved != path {
 		t.Fatalf("saved to %q: %v", saved, err)
 	}
 	back, err := Load(path)
