@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/metrics"
@@ -299,7 +300,8 @@ func (a *agent) hooks(starts <-chan time.Time) func(i int) step.Hooks {
 				}
 				a.send(&Tick{Step: i, Tick: w})
 			},
-			Result: func(r *result.Result) { a.send(&Result{Step: i, Result: r}) },
+			Result:  func(r *result.Result) { a.send(&Result{Step: i, Result: r}) },
+			Cluster: func(s cluster.Sample) { a.send(&Cluster{Step: i, Sample: s}) },
 		}
 	}
 }

@@ -169,7 +169,7 @@ func wantNothingIn(t *testing.T, dir, what string) {
 
 func TestHelloSaysWhoItIsAndHowItMeasures(t *testing.T) {
 	_, hello := serveAgent(t, Options{Host: "client-3"})
-	want := Hello{Version: result.Version, Protocol: 1, Histogram: metrics.StandardHistogram(), Host: "client-3"}
+	want := Hello{Version: result.Version, Protocol: 2, Histogram: metrics.StandardHistogram(), Host: "client-3"}
 	if *hello != want {
 		t.Errorf("hello %+v, want %+v", *hello, want)
 	}

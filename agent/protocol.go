@@ -6,6 +6,7 @@
 //
 // Agent to coordinator: "hello" first, then per job a "ready" for each
 // step that opened its target, a "tick" a second per running step, a
+// "cluster" per sample of a step's watch of its Ceph cluster, a
 // "result" per step that ran, an "error" if the job failed, and "done";
 // "pong" answers "ping" at any time. Coordinator to agent: "job", "start"
 // (one per "ready", in order), "ping" and "stop".
@@ -24,6 +25,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
@@ -31,7 +33,7 @@ import (
 
 // Protocol is the version of the messages; an agent and a coordinator of
 // different protocols refuse each other.
-const Protocol = 1
+const Protocol = 2
 
 // Message is one line of the protocol: one of the types below.
 type Message interface {
@@ -59,6 +61,13 @@ type Ready struct {
 type Tick struct {
 	Step int      `json:"step"`
 	Tick WireTick `json:"tick"`
+}
+
+// Cluster is one sample of the watch of step Step's cluster, as its tick
+// log holds it: the coordinator's merged log keeps them.
+type Cluster struct {
+	Step   int            `json:"step"`
+	Sample cluster.Sample `json:"sample"`
 }
 
 // Result is step Step's result as the agent saved it (its series is the
@@ -114,23 +123,25 @@ type Ping struct {
 // what it measured is still sent.
 type Stop struct{}
 
-func (Hello) Type() string  { return "hello" }
-func (Ready) Type() string  { return "ready" }
-func (Tick) Type() string   { return "tick" }
-func (Result) Type() string { return "result" }
-func (Error) Type() string  { return "error" }
-func (Pong) Type() string   { return "pong" }
-func (Done) Type() string   { return "done" }
-func (Job) Type() string    { return "job" }
-func (Start) Type() string  { return "start" }
-func (Ping) Type() string   { return "ping" }
-func (Stop) Type() string   { return "stop" }
+func (Hello) Type() string   { return "hello" }
+func (Ready) Type() string   { return "ready" }
+func (Tick) Type() string    { return "tick" }
+func (Result) Type() string  { return "result" }
+func (Cluster) Type() string { return "cluster" }
+func (Error) Type() string   { return "error" }
+func (Pong) Type() string    { return "pong" }
+func (Done) Type() string    { return "done" }
+func (Job) Type() string     { return "job" }
+func (Start) Type() string   { return "start" }
+func (Ping) Type() string    { return "ping" }
+func (Stop) Type() string    { return "stop" }
 
 // messages makes an empty message of each type, for the decoder.
 var messages = map[string]func() Message{
 	"hello": func() Message { return &Hello{} }, "ready": func() Message { return &Ready{} },
 	"tick": func() Message { return &Tick{} }, "result": func() Message { return &Result{} },
-	"error": func() Message { return &Error{} }, "pong": func() Message { return &Pong{} },
+	"cluster": func() Message { return &Cluster{} },
+	"error":   func() Message { return &Error{} }, "pong": func() Message { return &Pong{} },
 	"done": func() Message { return &Done{} }, "job": func() Message { return &Job{} },
 	"start": func() Message { return &Start{} }, "ping": func() Message { return &Ping{} },
 	"stop": func() Message { return &Stop{} },

@@ -11,6 +11,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	_ "github.com/cephbench/cephbench/engine/null"
 	"github.com/cephbench/cephbench/frontend"
@@ -32,6 +33,7 @@ func TestMessagesRoundTripOneALine(t *testing.T) {
 		&Start{At: at},
 		&Ping{Sent: at},
 		&Stop{},
+		&Cluster{Step: 1, Sample: cluster.Sample{At: 2.001, Every: 1, Health: "HEALTH_OK", PGStates: map[string]int{"active+clean": 8}, Client: &cluster.ClientIO{WriteOps: 120}}},
 	}
 	var buf bytes.Buffer
 	enc := NewEncoder(&buf)

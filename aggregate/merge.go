@@ -14,6 +14,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
@@ -30,10 +31,15 @@ type HostRun struct {
 	// or the ticks an agent sent); nil when not known, which leaves the
 	// merged result without a series.
 	Intervals []result.Interval
+	// Cluster are the samples of its watch of the cluster, from its tick
+	// log; none for a host that did not watch (on many hosts, only the
+	// first does).
+	Cluster []cluster.Sample
 }
 
 // LoadHostRun reads the result saved at path and, when it has a tick log,
-// its seconds with their histograms; the run is named by path.
+// its seconds with their histograms and its cluster samples; the run is
+// named by path.
 func LoadHostRun(path string) (HostRun, error) {
 	r, err := result.Load(path)
 	if err != nil {
@@ -41,11 +47,35 @@ func LoadHostRun(path string) (HostRun, error) {
 	}
 	run := HostRun{Name: path, Result: r}
 	if r.TickLog != "" {
-		if run.Intervals, err = result.ReadIntervals(filepath.Join(filepath.Dir(path), r.TickLog)); err != nil {
+		log := filepath.Join(filepath.Dir(path), r.TickLog)
+		if run.Intervals, err = result.ReadIntervals(log); err == nil {
+			run.Cluster, err = result.ClusterSamples(log)
+		}
+		if err != nil {
 			return run, fmt.Errorf("%s: its tick log: %w", path, err)
 		}
 	}
 	return run, nil
+}
+
+// Watcher is the index of the run that watched the cluster (its result
+// has what the cluster did during the run), or failing that the first
+// that recorded the cluster's state; 0 when none did. A merged result
+// takes its cluster from it, and its cluster samples (ClusterOf).
+func Watcher(runs []HostRun) int {
+	if i := slices.IndexFunc(runs, func(r HostRun) bool { return r.Result.Cluster != nil && r.Result.Cluster.During != nil }); i >= 0 {
+		return i
+	}
+	return max(slices.IndexFunc(runs, func(r HostRun) bool { return r.Result.Cluster != nil }), 0)
+}
+
+// ClusterOf is the cluster samples the merged result of runs keeps: the
+// watching run's (Watcher); nil when none watched.
+func ClusterOf(runs []HostRun) []cluster.Sample {
+	if len(runs) == 0 {
+		return nil
+	}
+	return runs[Watcher(runs)].Cluster
 }
 
 // windowSlack is how far the hosts' measured windows may differ before a
@@ -71,8 +101,9 @@ const windowSlack = 50 * time.Millisecond
 // their ops over their time, their spread over those of at least half a
 // second; when there are none (no series, or windows that do not overlap)
 // the rates are the sums of the hosts' own. Each host's result is kept in
-// the merged result's Hosts, without its series; the cluster's state,
-// the place in a plan and the name are the first result's.
+// the merged result's Hosts, without its series; the cluster's state
+// and what it did during the run are the watching host's (Watcher), the
+// place in a plan and the name the first result's.
 //
 // Results are the same step when their workloads are equal except for
 // the parts that are each host's own: the target's location (a host's
@@ -267,7 +298,7 @@ func mergedShell(runs []HostRun) *result.Result {
 	m := &result.Result{
 		Schema: result.Schema, Version: result.Version, Name: first.Name, Spec: first.Spec,
 		Measures: first.Measures, Host: mergedHost(runs), Start: first.Start, End: first.End,
-		StopReason: first.StopReason, Cluster: first.Cluster, Plan: first.Plan,
+		StopReason: first.StopReason, Cluster: runs[Watcher(runs)].Result.Cluster, Plan: first.Plan,
 		Ops: map[string]metrics.KindSummary{}, Errors: map[string]int64{}, Histograms: map[string]string{},
 	}
 	var locations, prefixes []string

@@ -17,6 +17,7 @@ import (
 	"github.com/cephbench/cephbench/aggregate"
 	"github.com/cephbench/cephbench/engine"
 	_ "github.com/cephbench/cephbench/engine/null"
+	"github.com/cephbench/cephbench/internal/mergetest"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
@@ -50,7 +51,8 @@ type bubbleClock struct{ start time.Time }
 func (c bubbleClock) Now() time.Duration { return time.Since(c.start) }
 
 // runHosts runs st at once on one null session per latency, each a host
-// whose ops take that long, saves each result with its tick log in dir
+// whose ops take that long (the first on a cluster it watches, if st
+// watches), saves each result with its tick log in dir
 // and reads them back as merging reads them. The hosts run in a synctest
 // bubble, on its clock: their ops take exactly their latency however
 // loaded the machine is.
@@ -74,7 +76,11 @@ func runHosts(t *testing.T, dir string, st step.Step, lats ...time.Duration) []a
 				host.Seed = uint64(i + 1)
 				host.Save = filepath.Join(dir, fmt.Sprintf("host%d", i+1), "randrw.json")
 				opts := runner.Options{Clock: clock}
-				if _, err := step.RunOn(ctx, slowed{sess, lat}, host, step.Output{}, opts, func() error { return sess.Close(ctx) }); err != nil {
+				var on engine.Session = slowed{sess, lat}
+				if i == 0 && st.Watch.Interval > 0 {
+					on = mergetest.Watched{Session: on} // only the first host watches, as on many hosts
+				}
+				if _, err := step.RunOn(ctx, on, host, step.Output{}, opts, func() error { return sess.Close(ctx) }); err != nil {
 					errs[i] = err
 					return
 				}
@@ -191,7 +197,7 @@ func TestMergeHostsAddsWhatTheHostsMeasured(t *testing.T) {
 	// Saved and loaded back, it is the same result, series included.
 	path := filepath.Join(dir, "merged", "randrw.json")
 	series := m.Series
-	if saved, err := m.SaveNew(path, intervals); err != nil || saved != path {
+	if saved, err := m.SaveNew(path, intervals, nil); err != nil || saved != path {
 		t.Fatalf("saved to %q: %v", saved, err)
 	}
 	back, err := result.Load(path)
@@ -336,5 +342,44 @@ func TestMergeHostsKeepsAFailedMinimumRate(t *testing.T) {
 	}
 	if m.BelowMinRate != short || m.StopReason != result.StopMinRate {
 		t.Errorf("merged stop %q, shortfall %+v; want the second host's", m.StopReason, m.BelowMinRate)
+	}
+}
+
+// cephbench merge keeps the cluster's samples of the host that watched
+// it, whichever place its result has among those merged: the merged
+// result says what the cluster did, and its tick log holds each sample
+// between the seconds, as a run on one host has them.
+func TestMergeHostsKeepsTheWatchingHostsClusterSamples(t *testing.T) {
+	dir := t.TempDir()
+	st := nullStep(2 * time.Second)
+	st.Watch = step.Watch{Interval: spec.Duration(250 * time.Millisecond)}
+	runs := runHosts(t, dir, st, 10*time.Microsecond, 10*time.Microsecond)
+	if len(runs[0].Cluster) < 6 || len(runs[1].Cluster) != 0 {
+		t.Fatalf("the hosts read back %d and %d samples; want the first host's watch of 2 s", len(runs[0].Cluster), len(runs[1].Cluster))
+	}
+	runs[0], runs[1] = runs[1], runs[0] // the watcher second
+	m, intervals, err := aggregate.MergeHosts(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Cluster == nil || m.Cluster.During == nil || m.Cluster.During.Samples != len(runs[1].Cluster) {
+		t.Fatalf("merged cluster %+v; want the watching host's", m.Cluster)
+	}
+	path := filepath.Join(dir, "merged", "randrw.json")
+	if _, err := m.SaveNew(path, intervals, aggregate.ClusterOf(runs)); err != nil {
+		t.Fatal(err)
+	}
+	back, err := aggregate.LoadHostRun(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Cluster, runs[1].Cluster) || len(back.Intervals) != len(intervals) {
+		t.Errorf("merged and saved: %d samples, %d seconds; want the watcher's %d samples and %d seconds",
+			len(back.Cluster), len(back.Intervals), len(runs[1].Cluster), len(intervals))
+	}
+	for _, s := range back.Cluster {
+		if s.Client == nil || s.Client.WriteOps != mergetest.WatchedWriteOps {
+			t.Errorf("sample at %gs: client %+v", s.At, s.Client)
+		}
 	}
 }

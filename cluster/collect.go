@@ -4,6 +4,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -63,7 +64,10 @@ func (c radosConn) Tell(osd int, cmd []byte) ([]byte, error) {
 func (c radosConn) Close() { c.conn.Shutdown() }
 
 func answer(buf []byte, info string, err error) ([]byte, error) {
-	if err != nil {
+	switch {
+	case errors.Is(err, rados.ErrNotFound):
+		return nil, fmt.Errorf("%w: %v %s", ErrNotFound, err, info)
+	case err != nil:
 		return nil, fmt.Errorf("%v %s", err, info)
 	}
 	return buf, nil

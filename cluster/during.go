@@ -14,6 +14,10 @@ import (
 type During struct {
 	IntervalSeconds float64 `json:"interval_s"`
 	Samples         int     `json:"samples"`
+	// FSID is the cluster watched; Pools are those whose client I/O
+	// the samples count (the run's). Either is empty when not known.
+	FSID  string   `json:"fsid,omitempty"`
+	Pools []string `json:"pools,omitempty"`
 	// Unread counts the samples whose status could not be read: what
 	// happened then is not known.
 	Unread int     `json:"unread,omitempty"`
@@ -107,6 +111,9 @@ func (d *During) Lines() []string {
 		}
 		out = append(out, fmt.Sprintf("cluster at rest during the run (%s, every %s%s)", samples, every, unread))
 	}
+	if w := d.watched(); w != "" {
+		out = append(out, w)
+	}
 	for _, o := range d.SlowOSDs {
 		out = append(out, o.String())
 	}
@@ -114,6 +121,22 @@ func (d *During) Lines() []string {
 		out = append(out, "the cluster watch could not read: "+strings.Join(d.Problems, "; "))
 	}
 	return out
+}
+
+// watched names the cluster watched and the pools whose client I/O was
+// counted; "" when neither is known.
+func (d *During) watched() string {
+	var parts []string
+	if d.FSID != "" {
+		parts = append(parts, "cluster "+d.FSID)
+	}
+	if len(d.Pools) > 0 {
+		parts = append(parts, "client I/O of pools "+strings.Join(d.Pools, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "watched " + strings.Join(parts, ", ")
 }
 
 // pgActivities are the PG states that tell of work the cluster did

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -27,8 +28,12 @@ type queueCounter struct {
 // it finds them once in the PG map, then asks up to maxTellsPerSample of
 // them a sample, in turn, for their counters.
 type queueReader struct {
-	osds    []int // the pools' OSDs, those holding the most PGs first; nil: not found yet
-	next    int   // index in osds of the next OSD to ask
+	osds []int // the pools' OSDs, those holding the most PGs first; nil: not found yet
+	// partial says a watched pool did not exist yet when osds were
+	// found (RGW makes a zone's data pool with its first object): they
+	// are found again each sample until it does.
+	partial bool
+	next    int // index in osds of the next OSD to ask
 	last    map[int]queueCounter
 	pending sync.WaitGroup // tells still running, waited for before the connection closes
 	timeout time.Duration
@@ -41,8 +46,10 @@ type queueReader struct {
 // readQueues adds the queue latency of the OSDs asked to smp.
 func (s *sampler) readQueues(smp *Sample) {
 	q := &s.queues
-	if q.osds == nil {
-		q.osds = s.poolOSDs(smp)
+	if q.osds == nil || q.partial {
+		if osds, partial := s.poolOSDs(smp); osds != nil {
+			q.osds, q.partial = osds, partial
+		}
 		if q.osds == nil {
 			return
 		}
@@ -146,7 +153,8 @@ func parseQueueCounter(b []byte) (queueCounter, error) {
 
 // poolOSDs reads from the PG map the OSDs acting for the watched pools'
 // PGs, those with the most PGs first; nil when it could not be read.
-func (s *sampler) poolOSDs(smp *Sample) []int {
+// partial says a pool was left out as it does not exist.
+func (s *sampler) poolOSDs(smp *Sample) (osds []int, partial bool) {
 	pgs := map[int]int{} // OSD → PGs it acts for
 	pools := make([]string, 0, len(s.pools))
 	for p := range s.pools {
@@ -157,15 +165,19 @@ func (s *sampler) poolOSDs(smp *Sample) []int {
 		cmd, _ := json.Marshal(map[string]string{"prefix": "pg ls-by-pool", "poolstr": pool, "format": "json"}) // strings always marshal
 		smp.Sent["mgr"]++
 		b, err := s.cmds.Mgr(cmd)
+		if errors.Is(err, ErrNotFound) {
+			partial = true
+			continue
+		}
 		if err == nil {
 			err = countActing(b, pgs)
 		}
 		if err != nil {
 			s.note(smp, "pg ls-by-pool", err.Error())
-			return nil
+			return nil, false
 		}
 	}
-	osds := make([]int, 0, len(pgs))
+	osds = make([]int, 0, len(pgs))
 	for id := range pgs {
 		osds = append(osds, id)
 	}
@@ -173,7 +185,7 @@ func (s *sampler) poolOSDs(smp *Sample) []int {
 		a, b := osds[i], osds[j]
 		return pgs[a] > pgs[b] || (pgs[a] == pgs[b] && a < b)
 	})
-	return osds
+	return osds, partial
 }
 
 // countActing adds to pgs the PGs each OSD acts for in `pg ls-by-pool`'s

@@ -52,7 +52,7 @@ func TestOSDsAreAskedInTurn32ASample(t *testing.T) {
 		s.answers[fmt.Sprintf("osd.%d perf dump", id)] = []string{perfDump(10, 0.01)}
 	}
 	sm := newSampler(s, []string{"cbwatch"}, time.Second)
-	osds := sm.poolOSDs(&Sample{Sent: map[string]int{}})
+	osds, _ := sm.poolOSDs(&Sample{Sent: map[string]int{}})
 	if len(osds) != 40 || osds[0] != 39 || osds[1] != 0 {
 		t.Fatalf("OSDs in turn: %v", osds)
 	}

@@ -59,6 +59,9 @@ func (s *Summary) Add(smp Sample) {
 	if smp.Health == "" {
 		s.d.Unread++
 	}
+	if s.d.FSID == "" {
+		s.d.FSID = smp.FSID
+	}
 	s.d.Problems = append(s.d.Problems, smp.Problems...)
 	for kind, n := range smp.Sent {
 		s.sent[kind] += n

@@ -39,6 +39,8 @@ type Sample struct {
 	// status could not be read, and then PGStates and Epoch are unknown.
 	Health string            `json:"health,omitempty"`
 	Checks map[string]string `json:"checks,omitempty"` // raised check → its message
+	// FSID is the cluster's, in the first sample that read the status.
+	FSID string `json:"fsid,omitempty"`
 	// PGStates counts PGs by their combination of states, as `ceph
 	// status` does ("active+clean+scrubbing+deep": 2).
 	PGStates map[string]int `json:"pg_states,omitempty"`
@@ -100,6 +102,7 @@ type sampler struct {
 	every  time.Duration
 	epoch  int // of the OSD map last read; 0: none read
 	noted  map[string]bool
+	fsid   string // the cluster's, once read
 	queues queueReader
 }
 
@@ -171,6 +174,9 @@ func (s *sampler) readStatus(smp *Sample, b []byte) {
 		return
 	}
 	smp.Health, smp.Epoch = st.Health.Status, st.OSDMap.Epoch
+	if s.fsid == "" {
+		s.fsid, smp.FSID = oneLine(st.FSID), oneLine(st.FSID)
+	}
 	for name, c := range st.Health.Checks {
 		if smp.Checks == nil {
 			smp.Checks = map[string]string{}

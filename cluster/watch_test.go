@@ -67,6 +67,8 @@ func (s *script) answer(cmd []byte, to ...string) ([]byte, error) {
 	}
 	a := list[min(s.sample, len(list)-1)]
 	switch {
+	case a == "enoent":
+		return nil, fmt.Errorf("%w: ret=-2", ErrNotFound)
 	case strings.HasPrefix(a, "error: "):
 		return nil, errors.New(strings.TrimPrefix(a, "error: "))
 	case strings.HasPrefix(a, "raw: "):
@@ -129,8 +131,13 @@ func TestASampleHoldsPGStatesPoolRatesAndOSDLatency(t *testing.T) {
 	if !d.AtRest() || d.Samples != 3 || d.IntervalSeconds != 1 {
 		t.Errorf("a healthy cluster: %+v", d)
 	}
-	if got := strings.Join(d.Lines(), "\n"); got != "cluster at rest during the run (3 samples, every 1s)" {
-		t.Errorf("line %q", got)
+	// The cluster is named once, from the first sample.
+	if samples[0].FSID != "6b14ed6d-3993-4840-ac52-e10bed0dc751" || samples[1].FSID != "" {
+		t.Errorf("fsid in the samples: %q, %q; want in the first only", samples[0].FSID, samples[1].FSID)
+	}
+	d.Pools = []string{"cbwatch"}
+	if got, want := strings.Join(d.Lines(), "\n"), "cluster at rest during the run (3 samples, every 1s)\nwatched cluster 6b14ed6d-3993-4840-ac52-e10bed0dc751, client I/O of pools cbwatch"; got != want {
+		t.Errorf("lines %q; want %q", got, want)
 	}
 	// 3 status and 1 osd dump over 3 s; to the manager, 2 a sample
 	// and the PG map once.
@@ -244,7 +251,7 @@ func TestACommandThatFailsIsAProblemNotedOnce(t *testing.T) {
 		t.Errorf("pool rates: %v, then %v; want read, then not", samples[0].Client, samples[3].Client)
 	}
 	lines := d.Lines()
-	if len(lines) != 2 || lines[1] != "the cluster watch could not read: "+strings.Join(want, "; ") || !d.AtRest() {
+	if len(lines) != 3 || lines[2] != "the cluster watch could not read: "+strings.Join(want, "; ") || !d.AtRest() {
 		t.Errorf("lines %q", lines)
 	}
 }

@@ -498,6 +498,12 @@ func (r *run) handle(i int, m agent.Message) error {
 		}
 	case *agent.Tick:
 		return r.tick(i, m)
+	case *agent.Cluster:
+		// Only the first host watches; its samples go in the merged
+		// tick log, for the report's cluster charts.
+		if st := r.stepAt(m.Step); st != nil && st.saving != nil {
+			st.saving.Cluster(m.Sample)
+		}
 	case *agent.Result:
 		if !r.opts.UnmeasuredClocks {
 			m.Result.ClockOffset = &result.ClockOffset{OffsetMs: ms(l.offset), UncertaintyMs: ms(l.uncertainty)}

@@ -64,7 +64,7 @@ func FuzzReadIntervals(f *testing.F) {
 		}
 		back := filepath.Join(filepath.Dir(path), "back.json")
 		r := &Result{Schema: Schema, Start: time.Unix(1796166966, 0)}
-		saved, err := r.SaveNew(back, intervals)
+		saved, err := r.SaveNew(back, intervals, nil)
 		if err != nil {
 			t.Fatalf("intervals that read do not write: %v", err)
 		}

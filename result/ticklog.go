@@ -265,12 +265,14 @@ func readLog(path string, sample func(cluster.Sample)) ([]Interval, error) {
 	return intervals, nil
 }
 
-// SaveNew saves r, with intervals as its series (nil: none), at path or,
-// when that name is taken, the first free after it (as Begin), for a
-// series made other than by running (results merged, say); it returns
-// where r went. r's series becomes intervals'.
-func (r *Result) SaveNew(path string, intervals []Interval) (string, error) {
-	if intervals == nil {
+// SaveNew saves r, with intervals as its series (nil: none) and samples
+// as its cluster samples, at path or, when that name is taken, the first
+// free after it (as Begin), for a series made other than by running
+// (results merged, say); it returns where r went. r's series becomes
+// intervals'. A result with neither has no tick log; each sample goes
+// before the first interval that ends after it was taken.
+func (r *Result) SaveNew(path string, intervals []Interval, samples []cluster.Sample) (string, error) {
+	if intervals == nil && samples == nil {
 		r.TickLog = ""
 		return atomicfile.CreateNewJSON(path, r)
 	}
@@ -279,6 +281,10 @@ func (r *Result) SaveNew(path string, intervals []Interval) (string, error) {
 		return "", err
 	}
 	for _, in := range intervals {
+		for len(samples) > 0 && samples[0].At <= in.T {
+			p.Cluster(samples[0])
+			samples = samples[1:]
+		}
 		t := metrics.Tick{Second: in.Second, Histograms: map[string]*hdr.Histogram{}}
 		for kind, enc := range in.Histograms {
 			h, err := hdr.Decode([]byte(enc))
@@ -292,6 +298,9 @@ func (r *Result) SaveNew(path string, intervals []Interval) (string, error) {
 			t.Histograms[kind] = h
 		}
 		p.Tick(t)
+	}
+	for _, smp := range samples {
+		p.Cluster(smp)
 	}
 	return p.Finish(r)
 }

@@ -10,6 +10,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/metrics"
 )
 
@@ -191,7 +192,7 @@ func TestIntervalsCarryTheHistogramsAndSaveAgain(t *testing.T) {
 
 	r := &Result{Schema: Schema, Name: "again", Start: time.Now()}
 	path := filepath.Join(dir, "again", "again.json")
-	if saved, err := r.SaveNew(path, intervals); err != nil || saved != path {
+	if saved, err := r.SaveNew(path, intervals, nil); err != nil || saved != path {
 		t.Fatalf("saved to %q: %v", saved, err)
 	}
 	back, err := Load(path)
@@ -204,5 +205,45 @@ func TestIntervalsCarryTheHistogramsAndSaveAgain(t *testing.T) {
 	}
 	if back.TickLog != "again.hlog" || !reflect.DeepEqual(back.Series, want) || !reflect.DeepEqual(again, intervals) {
 		t.Errorf("saved again: tick log %q, series %+v, intervals equal %v", back.TickLog, back.Series, reflect.DeepEqual(again, intervals))
+	}
+}
+
+// Cluster samples saved with a series made other than by running go
+// between its intervals, each before the first that ends after it, and
+// read back as taken; with no series, the tick log holds them alone.
+func TestSaveNewKeepsClusterSamples(t *testing.T) {
+	dir := t.TempDir()
+	intervals := []Interval{{Second: metrics.Second{T: 1, Dur: 1, Kinds: map[string]metrics.KindSecond{}}}, {Second: metrics.Second{T: 2, Dur: 1, Kinds: map[string]metrics.KindSecond{}}}}
+	samples := []cluster.Sample{{At: 0, Every: 1, Health: "HEALTH_OK"}, {At: 1.5, Every: 1, Health: "HEALTH_OK"}, {At: 2.5, Every: 1, Health: "HEALTH_WARN"}}
+	for _, c := range []struct {
+		name      string
+		intervals []Interval
+		order     string
+	}{{"with", intervals, "#cluster #tick #cluster #tick #cluster"}, {"without", nil, "#cluster #cluster #cluster"}} {
+		path := filepath.Join(dir, c.name+".json")
+		r := &Result{Schema: Schema, Name: c.name, Start: time.Now()}
+		if _, err := r.SaveNew(path, c.intervals, samples); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ClusterSamples(TickLogPath(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(TickLogPath(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "#cluster ") || strings.HasPrefix(line, "#tick ") {
+				order = append(order, strings.Fields(line)[0])
+			}
+		}
+		if !reflect.DeepEqual(back, samples) || strings.Join(order, " ") != c.order {
+			t.Errorf("%s a series: samples %+v in the order %q; want %+v in the order %q", c.name, back, order, samples, c.order)
+		}
+		if _, err := Load(path); err != nil {
+			t.Errorf("%s a series: %v", c.name, err)
+		}
 	}
 }

@@ -96,6 +96,10 @@ type Hooks struct {
 	// an interrupted step's too; it is not called for a step that made
 	// none.
 	Result func(*result.Result)
+	// Cluster, if set, receives each sample of the cluster's watch, as
+	// it is taken, after the tick log, from the watch's goroutine (the
+	// watch waits for it), never after the run ended.
+	Cluster func(cluster.Sample)
 }
 
 // Live is a live progress line on a terminal, for a step run as a part of
@@ -191,7 +195,7 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		opts.Subscribers = append(opts.Subscribers, pending.Tick)
 	}
 	opts.Subscribers = append(opts.Subscribers, subscribers...)
-	watch.start(pending)
+	watch.start(pending, out.Cluster)
 	outcome, runErr := runner.Run(ctx, sess, &st.Workload, opts)
 	during := watch.stop()
 	state.takeAfter()

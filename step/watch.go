@@ -86,14 +86,20 @@ func dialWatch(sess engine.Session, w Watch) *clusterWatch {
 	return c
 }
 
-// start starts sampling, the samples going to pending's tick log if set.
-func (c *clusterWatch) start(pending *result.Pending) {
+// start starts sampling, the samples going to pending's tick log if set,
+// then to hook if set.
+func (c *clusterWatch) start(pending *result.Pending, hook func(cluster.Sample)) {
 	if c.conn == nil || c.interval <= 0 {
 		return
 	}
-	var sink func(cluster.Sample)
+	sink := hook
 	if pending != nil {
-		sink = pending.Cluster
+		sink = func(s cluster.Sample) {
+			pending.Cluster(s)
+			if hook != nil {
+				hook(s)
+			}
+		}
 	}
 	c.w = cluster.StartWatch(c.conn.hold(), c.pools, c.interval, sink)
 }
@@ -104,6 +110,7 @@ func (c *clusterWatch) stop() *cluster.During {
 	var during *cluster.During
 	if c.w != nil {
 		during = c.w.Stop()
+		during.Pools = c.pools
 	}
 	if c.quiesce != nil {
 		c.restoreErr = c.quiesce.Restore()

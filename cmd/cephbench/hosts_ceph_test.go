@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/ceph/go-ceph/rbd"
 
+	"github.com/cephbench/cephbench/aggregate"
 	"github.com/cephbench/cephbench/internal/cephtest"
 	"github.com/cephbench/cephbench/internal/sshtest"
+	"github.com/cephbench/cephbench/report/htmlreport"
 	"github.com/cephbench/cephbench/result"
 )
 
@@ -47,6 +50,7 @@ func TestFourHostsWriteOnePoolOverSSH(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, text)
 	}
 	wantMergedExactly(t, out, 4, "write")
+	wantClusterCharts(t, out)
 	ioctx, err := conn.OpenIOContext(pool)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +89,46 @@ func TestFourHostsWriteOnePoolOverSSH(t *testing.T) {
 	ioctx.ListObjects(func(string) { left++ })
 	if left != 0 {
 		t.Errorf("rados bench on the hosts left %d objects in the pool", left)
+	}
+}
+
+// wantClusterCharts checks that the merged result at path keeps the
+// first host's watch of the cluster: what the cluster did, its samples in
+// the merged tick log, and the HTML report's cluster charts.
+func wantClusterCharts(t *testing.T, path string) {
+	t.Helper()
+	m, err := result.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := result.ClusterSamples(result.TickLogPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Cluster == nil || m.Cluster.During == nil || len(samples) < 2 || len(samples) != m.Cluster.During.Samples {
+		t.Fatalf("merged result: cluster %+v, %d samples in its tick log; want the first host's watch", m.Cluster, len(samples))
+	}
+	written := 0.0
+	for _, s := range samples {
+		if s.Client != nil {
+			written = max(written, s.Client.WriteOps)
+		}
+	}
+	if written == 0 {
+		t.Errorf("no sample of the merged tick log counts a write on the pool: %+v", samples)
+	}
+	set, err := aggregate.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := htmlreport.Write(&page, set, "hosts"); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"cluster-ops", "cluster-mibs", "cluster-pgs"} {
+		if !strings.Contains(page.String(), `data-chart="`+kind+`"`) {
+			t.Errorf("the merged result's HTML report has no %s chart", kind)
+		}
 	}
 }
 

@@ -21,6 +21,7 @@ per-second series adds the hosts' seconds on absolute time. The measured
 time is the overlap of the hosts' measured windows, and the rates are over
 the seconds every host ran; a note says by how much the windows fall short
 of overlapping fully when they differ by more than 50 ms. Each host's own result is kept in the merged one.
+What the cluster did, and its samples, are those of the host that watched it.
 
 Results whose workloads differ are refused, naming the two results and the
 field; only a host's own parts may differ: the target's location (its
@@ -60,7 +61,7 @@ func newMergeCmd(env Env) *cobra.Command {
 				return usageErr(err)
 			}
 			save := env.path(out)
-			saved, err := merged.SaveNew(save, intervals)
+			saved, err := merged.SaveNew(save, intervals, aggregate.ClusterOf(runs))
 			if saved != "" {
 				report.Summary(env.Stdout, merged)
 				if saved == save {

@@ -149,6 +149,7 @@ removes them), and never anything else.`,
 	fl.BoolVar(&f.req.Keep, "keep", false, "leave the objects written (and a record of them) for --get --objects 0 and s3 cleanup")
 	fl.BoolVarP(&f.req.Quiet, "quiet", "q", false, "no per-second tables")
 	resultsFlag(fl, &f.results)
+	env.watchFlag(fl)
 	env.hosts.register(fl)
 	env.metrics.register(fl)
 	return cmd
