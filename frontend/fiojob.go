@@ -41,7 +41,7 @@ func FioJob(plan *fiojob.Plan, dir, results, at string) Job {
 		}
 		steps[i] = st
 	}
-	return Job{Command: "fio", Steps: steps, Fio: opts}
+	return Job{Command: "fio", Steps: steps, Fio: opts, Notes: plan.Notes}
 }
 
 func stepFioOptions(opts []fiojob.Option) []step.FioOption {

@@ -322,3 +322,18 @@ func TestFioFsync(t *testing.T) {
 		t.Errorf("sync: %d ios, latency of %d; want up to one per two of the 16 writes, each timed", s.TotalIOs, s.Lat.N)
 	}
 }
+
+// Options that only tune fio are named in one note on stderr per run, not
+// one per job, and the jobs run.
+func TestFioNoopOptionsAreNotedOnce(t *testing.T) {
+	dir := t.TempDir()
+	job := "[global]\nioengine=null\nsize=1m\ninvalidate=1\ngtod_reduce=1\n[a]\n[b]\ndisable_lat=1\n"
+	if err := os.WriteFile(filepath.Join(dir, "n.fio"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := cephbenchIn(t, context.Background(), dir, nil, "fio", "n.fio", "--results", t.TempDir())
+	note := "fio options that change nothing in cephbench, ignored: disable_lat, gtod_reduce, invalidate\n"
+	if code != 0 || strings.Count(stderr, note) != 1 || strings.Count(stderr, "ignored") != 1 {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 0 and one note %q", code, stderr, note)
+	}
+}

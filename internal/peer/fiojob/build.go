@@ -33,6 +33,15 @@ func (p *parser) build(pj *pending) (Job, error) {
 		return fmt.Sprintf("%s=%s (%s)", name, s.value, s.where)
 	}
 
+	for name := range o.given {
+		if byName[name].noop {
+			if p.ignored == nil {
+				p.ignored = map[string]bool{}
+			}
+			p.ignored[name] = true
+		}
+	}
+
 	mode := rwModes[o.rw]
 	w := spec.Workload{Name: o.name, Pattern: spec.Sequential, ReadPercent: mode.reads,
 		Direct: o.direct, Keep: p.plan.Keep, Force: p.plan.Force,

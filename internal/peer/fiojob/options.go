@@ -103,6 +103,9 @@ type option struct {
 	alias string
 	arg   argKind
 	set   func(o *opts, v string) error
+	// noop: the option changes nothing in cephbench (noops); a run names
+	// those it was given in one note.
+	noop bool
 }
 
 // table lists the options cephbench maps, under fio's names and aliases.
@@ -200,9 +203,6 @@ var table = []option{
 	{name: "unlink", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.unlink })},
 	{name: "lat_percentiles", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.latPct })},
 	{name: "clat_percentiles", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.clatPct })},
-	// fio runs jobs as threads or processes; cephbench runs goroutines
-	// either way, so the choice changes nothing measured.
-	{name: "thread", arg: flag, set: func(_ *opts, v string) error { _, err := parseBool(v, v == ""); return err }},
 	{name: "verify", set: setVerify},
 	{name: "percentile_list", set: setPercentiles},
 	{name: "pool", set: stringSetter(func(o *opts) *string { return &o.pool })},
@@ -216,13 +216,15 @@ var table = []option{
 // files, which the Workload has no way to say.
 var errOffset = errors.New("not supported yet: cephbench addresses files from their start")
 
-// byName finds options by name and alias.
+// byName finds options by name and alias: table's, then the no-op and
+// matching ones.
 var byName = func() map[string]*option {
 	m := map[string]*option{}
-	for i := range table {
-		m[table[i].name] = &table[i]
-		if table[i].alias != "" {
-			m[table[i].alias] = &table[i]
+	all := append(slices.Clone(table), extraOptions()...)
+	for i := range all {
+		m[all[i].name] = &all[i]
+		if all[i].alias != "" {
+			m[all[i].alias] = &all[i]
 		}
 	}
 	return m
@@ -234,8 +236,8 @@ func lookup(name string) (*option, error) {
 	if o, ok := byName[name]; ok {
 		return o, nil
 	}
-	if slices.Contains(fioOptionNames, name) {
-		return nil, fmt.Errorf("fio option %q is not supported by cephbench fio", name)
+	if why, ok := refused[name]; ok {
+		return nil, fmt.Errorf("fio option %q is not supported by cephbench fio: %s", name, why)
 	}
 	if near := nearest(name); near != "" {
 		return nil, fmt.Errorf("unknown option %q (did you mean %s?)", name, near)
