@@ -59,6 +59,9 @@ func TestOptionClasses(t *testing.T) {
 			t.Errorf("%s is classed but is not one of fio 3.33's options (fionames.go)", n)
 		}
 	}
+	if len(noops) != len(noopList) || len(refused) != len(refusedList) {
+		t.Errorf("a name is listed twice in noopList or refusedList")
+	}
 	for n, why := range refused {
 		if strings.TrimSpace(why) == "" {
 			t.Errorf("refused option %s has no reason", n)
