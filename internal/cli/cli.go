@@ -16,6 +16,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/internal/cmdline"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
@@ -152,7 +153,7 @@ var errInterrupted = &exitError{ExitInterrupted, errors.New("interrupted")}
 // is removed.
 func Main(ctx context.Context, env Env, args []string) int {
 	root := newRoot(env)
-	root.SetArgs(args)
+	root.SetArgs(cmdline.OneDashFor(root, args))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
