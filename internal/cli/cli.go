@@ -198,7 +198,7 @@ command's job on Kubernetes pods at once (cephbench-k8s, "make k8s").`,
 	root.AddCommand(newRunCmd(env), newBenchCmd(env), newRadosCmd(env), newRBDCmd(env), newClusterCmd(env), newFioCmd(env))
 	root.AddCommand(newSandboxCmd(env))
 	root.AddCommand(newS3Cmd(env))
-	root.AddCommand(newNetCmd(env))
+	root.AddCommand(newNetCmd(env), newIperfCmd(env))
 	root.AddCommand(newDiskCmd(env))
 	root.AddCommand(newPlansCmd(env), newCleanupCmd(env), newCompareCmd(env), newReportCmd(env))
 	root.AddCommand(newMergeCmd(env))

@@ -148,7 +148,7 @@ func quickPlan(env Env, target string, dur spec.Duration, quiet bool) (*planrun.
 
 // notInPlans are commands a plan cannot run: they do not end, start
 // clusters, or run plans themselves.
-var notInPlans = map[string]bool{"run": true, "sandbox": true, "net server": true, "plans": true}
+var notInPlans = map[string]bool{"run": true, "sandbox": true, "net server": true, "plans": true, "iperf": true}
 
 // parseJob parses a plan step's command line, without running anything,
 // into the job it runs with its results under the folder results. A
