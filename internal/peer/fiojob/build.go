@@ -199,12 +199,17 @@ func (p *parser) build(pj *pending) (Job, error) {
 	}
 	w.RateIOPS = iops * float64(o.numjobs)
 
-	if o.verify != "" {
-		if !reads {
-			return Job{}, fail("%s on a write-only job is not supported: fio reads the data back after writing, cephbench checks only the reads a job makes; follow it with a read job with verify=%s",
-				at("verify"), o.verify)
-		}
+	switch {
+	case o.verifyOnly && (o.verify == "" || reads):
+		return Job{}, fail("%s checks what a write-only job with verify= wrote before", at("verify_only"))
+	case o.verifyOnly:
+		// The job's writes, replayed as reads: the same offsets in the
+		// same order, as randrepeat draws them again.
+		w.ReadPercent, w.Verify = 100, true
+	case o.verify != "" && reads:
 		w.Verify = true
+	case o.verify != "":
+		w.VerifyWrites = o.doVerify
 	}
 
 	check := w

@@ -121,3 +121,27 @@ func TestMatchingOptions(t *testing.T) {
 	wantContains(t, parseErr(t, []string{"--filename=/dev/sdx", "--fadvise_hint=1", "--name=j"}, nil, nil), "fadvise_hint=1", "no fadvise hints")
 	wantContains(t, parseErr(t, []string{"--filename=/dev/sdx", "--unit_base=1", "--name=j"}, nil, nil), "unit_base=1", "bytes, not bits")
 }
+
+// verify= on a write-only job reads back what it wrote (unless
+// do_verify=0); on a job that reads, it checks the reads; verify_only
+// replays the writes as checked reads.
+func TestVerify(t *testing.T) {
+	for _, c := range []struct {
+		args                 []string
+		reads                int
+		verify, verifyWrites bool
+	}{
+		{[]string{"--rw=write", "--verify=crc32c"}, 0, false, true},
+		{[]string{"--rw=randwrite", "--verify=meta"}, 0, false, true},
+		{[]string{"--rw=write", "--verify=md5", "--do_verify=0"}, 0, false, false},
+		{[]string{"--rw=randread", "--verify=sha1"}, 100, true, false},
+		{[]string{"--rw=write", "--verify=crc32c", "--verify_only"}, 100, true, false},
+		{[]string{"--rw=write", "--verify=crc32c", "--verify_fatal=0"}, 0, false, true},
+	} {
+		w := devJob(t, c.args...).Workload
+		if w.ReadPercent != c.reads || w.Verify != c.verify || w.VerifyWrites != c.verifyWrites {
+			t.Errorf("%q: reads %d%%, verify %v, verify writes %v; want %d%%, %v, %v", c.args, w.ReadPercent, w.Verify, w.VerifyWrites, c.reads, c.verify, c.verifyWrites)
+		}
+	}
+	wantContains(t, parseErr(t, append(append([]string{}, dev...), "--rw=write", "--verify=crc32c", "--verify_fatal=1", "--name=j"), nil, nil), "verify_fatal=1", "counts those that fail")
+}

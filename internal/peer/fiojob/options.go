@@ -42,6 +42,7 @@ type opts struct {
 	fsync                                       int64
 	endFsync, unlink                            bool
 	verify                                      string
+	doVerify, verifyOnly                        bool
 
 	percentiles         []float64
 	latPct, clatPct     bool
@@ -68,6 +69,7 @@ func defaultOpts() opts {
 		loops:       1,
 		rwmixread:   50,
 		randrepeat:  true,
+		doVerify:    true,
 		clatPct:     true,
 		percentiles: defaultPercentiles,
 	}
@@ -204,6 +206,8 @@ var table = []option{
 	{name: "lat_percentiles", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.latPct })},
 	{name: "clat_percentiles", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.clatPct })},
 	{name: "verify", set: setVerify},
+	{name: "do_verify", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.doVerify })},
+	{name: "verify_only", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.verifyOnly })},
 	{name: "percentile_list", set: setPercentiles},
 	{name: "pool", set: stringSetter(func(o *opts) *string { return &o.pool })},
 	{name: "rbdname", set: stringSetter(func(o *opts) *string { return &o.rbdname })},
@@ -381,12 +385,14 @@ func splitPaths(v string) []string {
 	return append(out, cur.String())
 }
 
-// verifyAlgs are fio's checksum verify methods. cephbench checks reads
-// against its own per-block data instead of a checksum header, which finds
-// the same corruption, so any of them turns verification on.
+// verifyAlgs are fio's verify methods that check a block's data and where
+// it belongs. cephbench checks reads against its own per-block data (a
+// header naming the block and its offset, as meta's does, and a fixed
+// pattern) instead of a checksum, which finds the same corruption and
+// misplaced blocks, so any of them turns verification on.
 var verifyAlgs = []string{
 	"md5", "crc64", "crc32", "crc32c", "crc32c-intel", "crc16", "crc7",
-	"sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash",
+	"sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta",
 }
 
 func setVerify(o *opts, v string) error {
@@ -396,8 +402,8 @@ func setVerify(o *opts, v string) error {
 		o.verify = ""
 	case slices.Contains(verifyAlgs, v):
 		o.verify = v
-	case v == "meta" || v == "pattern" || v == "null":
-		return errors.New("not supported: cephbench verifies with its own per-block data; use a checksum method such as crc32c")
+	case v == "pattern" || v == "null":
+		return errors.New("not supported: cephbench verifies with its own per-block data, not a given pattern; use a checksum method such as crc32c")
 	default:
 		return fmt.Errorf("unknown verify method (want 0 or one of %s)", strings.Join(verifyAlgs, ", "))
 	}
