@@ -1,6 +1,7 @@
-// Package cmdline picks flags out of command lines that are not parsed as
-// flags: fio's, whose options and job files cobra must not read, can
-// still carry cephbench's own flags.
+// Package cmdline reads command lines as the peer tools' users type them:
+// it picks cephbench's own flags out of fio's (whose options and job files
+// cobra must not read), takes long flags with one dash as Ceph's tools'
+// users write them, and turns iperf's options into cephbench net's.
 package cmdline
 
 import (
