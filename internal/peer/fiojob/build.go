@@ -33,14 +33,7 @@ func (p *parser) build(pj *pending) (Job, error) {
 		return fmt.Sprintf("%s=%s (%s)", name, s.value, s.where)
 	}
 
-	for name := range o.given {
-		if byName[name].noop {
-			if p.ignored == nil {
-				p.ignored = map[string]bool{}
-			}
-			p.ignored[name] = true
-		}
-	}
+	p.noteIgnored(o)
 
 	mode := rwModes[o.rw]
 	w := spec.Workload{Name: o.name, Pattern: spec.Sequential, ReadPercent: mode.reads,
@@ -250,6 +243,19 @@ func (p *parser) build(pj *pending) (Job, error) {
 		IODepthBatchSubmit: int(batchSubmit), IODepthBatchCompleteMin: int(o.batchMin), IODepthBatchCompleteMax: int(batchMax),
 		perJobFiles: perJobFiles, newGroup: o.newGroup,
 	}, nil
+}
+
+// noteIgnored adds the no-op options o was given to those the run names
+// in its one note.
+func (p *parser) noteIgnored(o *opts) {
+	for name := range o.given {
+		if byName[name].noop {
+			if p.ignored == nil {
+				p.ignored = map[string]bool{}
+			}
+			p.ignored[name] = true
+		}
+	}
 }
 
 // cephQuery is the connection part of an rbd:// or rados:// target. As in
