@@ -4,7 +4,7 @@ LDFLAGS := -X github.com/cephbench/cephbench/result.Version=$(VERSION)
 # The Ceph engines need librados-dev and friends (scripts/install-deps.sh).
 TAGS := ceph,pacific
 
-.PHONY: build k8s test vet lint fuzz bench compare-fio compare-net compare-disk compare-rados compare-rbd memory-soak clean
+.PHONY: build k8s test vet lint fuzz bench compare-fio fio-examples compare-net compare-disk compare-rados compare-rbd memory-soak clean
 
 build:
 	go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/cephbench ./cmd/cephbench
@@ -37,6 +37,11 @@ bench:
 # cephbench against fio 3.33 on the same file and jobs; prints the ratios.
 compare-fio: build
 	bench/compare-fio.sh
+
+# fio's examples/ job files (FIO_EXAMPLES=DIR, from a fio source tree),
+# shortened, run by fio and by cephbench fio; prints what each ran and refused.
+fio-examples: build
+	CEPHBENCH=bin/cephbench bench/fio-examples.sh
 
 # cephbench net against iperf3 on loopback; prints the ratios.
 compare-net: build

@@ -8,9 +8,12 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/io/diskstats"
@@ -126,7 +129,22 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		}
 		fmt.Fprintf(out.Stderr, "cephbench: %d results saved in %s\n", n, r.opts.Results)
 	}
-	return jobsError(ctx, errs)
+	return errors.Join(jobsError(ctx, errs), verifyError(results))
+}
+
+// verifyError says how many blocks of which jobs read back other data
+// than was written, which fails a fio run (exit 1) as in fio; nil if none.
+func verifyError(results []*result.Result) error {
+	var failed []string
+	for _, res := range results {
+		if res != nil && res.Errors["verify"] > 0 {
+			failed = append(failed, fmt.Sprintf("job %q: %d blocks failed verification", res.Name, res.Errors["verify"]))
+		}
+	}
+	if failed == nil {
+		return nil
+	}
+	return errors.New(strings.Join(failed, "; "))
 }
 
 // fioOutput is where j's fio output goes: its --output file, created
@@ -434,6 +452,9 @@ func (r *fioRun) groups(results []*result.Result) []fioreport.Group {
 			if res := results[i]; res != nil && res.BelowMinRate != nil {
 				// fio fails the job with EIO from check_min_rate.
 				fj.Err, fj.ErrText = int(syscall.EIO), "func=check_min_rate, error=Input/output error"
+			}
+			if res := results[i]; res != nil && res.Errors["verify"] > 0 {
+				fj.Err = int(unix.EILSEQ) // fio's error for a block that fails verification
 			}
 		}
 		g.Jobs = append(g.Jobs, fj)

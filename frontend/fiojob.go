@@ -44,7 +44,7 @@ func FioJob(plan *fiojob.Plan, dir, results, at string) Job {
 		}
 		steps[i] = st
 	}
-	return Job{Command: "fio", Steps: steps, Fio: opts}
+	return Job{Command: "fio", Steps: steps, Fio: opts, Notes: plan.Notes}
 }
 
 // logsIn is logs with relative file names taken from the folder dir

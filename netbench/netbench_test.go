@@ -265,3 +265,28 @@ func TestUnitsAreIperf3s(t *testing.T) {
 		}
 	}
 }
+
+// net server's --listen and iperf's -p make one address: "net server -p
+// 6900" listens on every address, as iperf -s -p 6900 does.
+func TestListenAddr(t *testing.T) {
+	for _, c := range []struct {
+		listen string
+		port   int
+		want   string
+	}{
+		{"", 0, ":5201"}, {"", 6900, ":6900"}, {"127.0.0.1", 6900, "127.0.0.1:6900"}, {"::1", 6900, "[::1]:6900"},
+		{"6901", 0, ":6901"}, {"127.0.0.1:6902", 0, "127.0.0.1:6902"},
+	} {
+		if got, err := ListenAddr(c.listen, c.port); err != nil || got != c.want {
+			t.Errorf("--listen %q -p %d: %q, %v; want %q", c.listen, c.port, got, err, c.want)
+		}
+	}
+	for _, bad := range []struct {
+		listen string
+		port   int
+	}{{"127.0.0.1:5201", 6900}, {"6901", 6900}, {"", 70000}, {"", -1}} {
+		if _, err := ListenAddr(bad.listen, bad.port); err == nil {
+			t.Errorf("--listen %q -p %d: no error", bad.listen, bad.port)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -496,4 +497,31 @@ func (t *serverTest) moved(v view, counts []streamCount) string {
 		done = append(done, fmt.Sprintf("%s %d bytes (%s)", verb, n, d))
 	}
 	return strings.Join(done, ", ")
+}
+
+// DefaultPort is the port servers listen on and clients dial unless told
+// otherwise: iperf3's.
+const DefaultPort = 5201
+
+// ListenAddr is the address a server listens on from its --listen
+// ([HOST]:PORT, a bare port, a HOST alone, or "" for every address) and
+// iperf's -p port (0: not given, DefaultPort unless listen has one). Its
+// errors are bad input, one line.
+func ListenAddr(listen string, port int) (string, error) {
+	if _, err := strconv.Atoi(listen); err == nil {
+		listen = ":" + listen // a bare port, as iperf3's -p takes it
+	}
+	_, _, err := net.SplitHostPort(listen)
+	switch {
+	case port == 0 && err == nil:
+		return listen, nil
+	case port == 0:
+		port = DefaultPort
+	case err == nil:
+		return "", fmt.Errorf("--listen %s and -p %d: give the port once", listen, port)
+	}
+	if port < 0 || port > 65535 {
+		return "", fmt.Errorf("-p %d: not a TCP port", port)
+	}
+	return net.JoinHostPort(listen, strconv.Itoa(port)), nil
 }

@@ -334,15 +334,66 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 
 	done := r.start(queues, bufs, slots)
-	r.tickUntil(done, col, interval)
+	next := r.tickUntil(done, col, interval, r.rampEnd+interval)
 	if w.EndFsync && ctx.Err() == nil {
 		// Every worker has ended: the sync is the last thing measured.
 		for file := range geo.Files {
 			r.sync(r.workers[0], file)
 		}
 	}
+	if w.VerifyWrites {
+		if done, err = r.verifyPass(geo, async, bufs, slots, spare, done, col, interval, next); err != nil {
+			return nil, errors.Join(err, buffers.release())
+		}
+	}
 	r.conclude(out, col, done, buffers, interval, usage0)
 	return out, nil
+}
+
+// verifyPass reads back what a write-only run wrote, once its writes
+// (done) have ended, as fio's verify phase does, and returns when the
+// reads end (or at once, returning done, when the writes were
+// interrupted): each worker's generator, made again as it was, replays as
+// reads as many ops as the worker started, checked as Verify checks reads.
+// The reads run unpaced and past the run's bounds, their series going on
+// from the interval ending at next; the run keeps the writes' stop
+// reason unless the reads are interrupted.
+func (r *run) verifyPass(geo engine.Geometry, async engine.AsyncSession, bufs [][]byte, slots, spare int,
+	done <-chan struct{}, col *metrics.Collector, interval, next time.Duration) (<-chan struct{}, error) {
+	reason, _ := r.reason.Load().(string)
+	if r.ctx.Err() != nil || reason == StopInterrupted {
+		return done, nil
+	}
+	<-done
+	var queues []engine.Queue
+	if async != nil {
+		var err error
+		if queues, err = openQueues(async, len(r.workers), r.w.QueueDepth); err != nil {
+			return nil, err
+		}
+	}
+	writes, shared := r.w, &workload.Shared{}
+	for i, wk := range r.workers {
+		wk.gen = workload.Reread(workload.New(writes, geo, i, shared, r.opts.Seed), wk.started.Load())
+	}
+	reads := *writes
+	reads.ReadPercent, reads.Duration, reads.TotalBytes, reads.TotalOps, reads.RateIOPS, reads.RateBytes = 100, 0, 0, 0, 0, 0
+	reads.ReadRate, reads.WriteRate = spec.DirRate{}, spec.DirRate{}
+	r.w, r.verify, r.end = &reads, true, 1<<63-1
+	r.lanes, r.issued, r.paced, r.floors = [engine.NumOpKinds]*lane{}, nil, false, [2]*floor{}
+	r.stopOnce = sync.Once{}
+	r.stopped.Store(false)
+	for _, q := range queues {
+		if spare > 0 {
+			q.(engine.StagingQueue).Stage(r.end)
+		}
+	}
+	done = r.start(queues, bufs, slots)
+	r.tickUntil(done, col, interval, next)
+	if r.ctx.Err() == nil {
+		r.reason.Store(reason)
+	}
+	return done, nil
 }
 
 // conclude completes out once the loops have ended or been given up on:
@@ -586,13 +637,13 @@ func (r *run) setKinds(geo engine.Geometry) ([]string, []workload.Share, error) 
 	return names, shares, nil
 }
 
-// tickUntil closes one series interval per Interval after the ramp, until
-// done, and stops the run on its deadline or on cancellation.
-func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval time.Duration) {
+// tickUntil closes one series interval per Interval after the ramp, the
+// first ending at next, until done, and stops the run on its deadline or
+// on cancellation. It returns the end of the next interval to close.
+func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval, next time.Duration) time.Duration {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-	next := r.rampEnd + interval
 	nextFloor := r.checkFloors(r.now())
 	for {
 		now := r.now()
@@ -607,7 +658,7 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 		select {
 		case <-done:
 			if !r.pacedToItsEnd() {
-				return
+				return next
 			}
 			// A paced run's schedule is its measured period: the
 			// moments after its last op was due are measured too.
@@ -618,7 +669,7 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 			if done != nil {
 				r.drain(done)
 			}
-			return
+			return next
 		case <-timer.C:
 		}
 		now = r.now()
@@ -628,14 +679,14 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 		if now >= r.end || r.belowMin.Load() != nil {
 			r.stop(StopDuration) // a floor that failed stopped it first
 			if done == nil {
-				return
+				return next
 			}
 			select {
 			case <-done:
 			case <-r.ctx.Done():
 				r.drain(done)
 			}
-			return
+			return next
 		}
 		if now < next {
 			continue

@@ -199,6 +199,12 @@ type Workload struct {
 	Verify bool `json:"verify,omitempty"` // check read data against what was written
 	Keep   bool `json:"keep,omitempty"`   // leave created files and objects in place
 	Force  bool `json:"force,omitempty"`  // write over data in use (devices with signatures)
+
+	// VerifyWrites makes a write-only workload read back, once its writes
+	// end (not when interrupted), every op each worker wrote, in the order
+	// written, checking the data as Verify does: fio's verify phase. The
+	// reads are unpaced and past the bounds, and count as the run's reads.
+	VerifyWrites bool `json:"verify_writes,omitempty"`
 }
 
 // DirRate is the pace and the floor of one direction's operations, each
@@ -337,7 +343,9 @@ func (w *Workload) Validate() error {
 		return errors.New("objects of their own sizes need an object count")
 	case w.OffsetAlign < 0:
 		return fmt.Errorf("invalid offset alignment %d: negative", w.OffsetAlign)
-	case w.Verify && w.MinObjectSize > 0:
+	case w.VerifyWrites && (w.Reads() || w.Mix != ""):
+		return errors.New("reading back what was written is for write-only workloads: reads are verified as they come")
+	case (w.Verify || w.VerifyWrites) && w.MinObjectSize > 0:
 		return errors.New("reads of objects of their own sizes cannot be verified: their ops address any byte range, not the blocks writes stamp")
 	case w.Objects < 0:
 		return fmt.Errorf("invalid object count %d", w.Objects)

@@ -29,6 +29,27 @@ var (
 // Done does nothing: a read/write workload keeps no state across ops.
 func (g *Generator) Done(*engine.Op, error) {}
 
+// Reread replays the first n ops of src, a write-only workload's source
+// made again as it was, as reads: the reads that check what it wrote, in
+// the order written (fio's verify phase).
+func Reread(src Source, n int64) Source { return &reread{src: src, left: n} }
+
+type reread struct {
+	src  Source
+	left int64
+}
+
+func (r *reread) Next(op *engine.Op) bool {
+	if r.left <= 0 || !r.src.Next(op) {
+		return false
+	}
+	r.left--
+	op.Kind = engine.Read
+	return true
+}
+
+func (r *reread) Done(op *engine.Op, err error) { r.src.Done(op, err) }
+
 // Share is one op kind of a mix, resolved to the kind a session serves.
 type Share struct {
 	Kind    engine.OpKind

@@ -123,3 +123,27 @@ func TestCephToolsTakeTheirFilesFromTheWorkingDirectory(t *testing.T) {
 		}
 	}
 }
+
+// Report 002 types "rados -p rbd bench 30 seq -no-cleanup", with one dash,
+// which Ceph's rados runs (it ignores the word): cephbench takes it, and
+// rados bench's other long flags, with one dash as with two.
+func TestRadosBenchTakesLongFlagsWithOneDash(t *testing.T) {
+	seq := parseInPlan(t, "rados", "-p", "no-such-pool", "bench", "30", "seq", "-no-cleanup").Steps[0]
+	if opts := seq.Front.RadosBench; opts == nil || opts.Mode != "seq" || seq.Workload.Duration != spec.Duration(30*time.Second) ||
+		!strings.HasPrefix(seq.Workload.Target.Location, "no-such-pool") || seq.Workload.ReadPercent != 100 {
+		t.Errorf("seq -no-cleanup: %+v, %+v; want a 30 s sequential read of pool no-such-pool", opts, seq.Workload)
+	}
+	// Read as shorthands, -no-cleanup was -n o-cleanup: the client name
+	// librados refused (ret=-22).
+	if _, query, _ := strings.Cut(seq.Workload.Target.Location, "?"); strings.Contains(query, "o-cleanup") {
+		t.Errorf("seq -no-cleanup: target %s names client o-cleanup", seq.Workload.Target.Location)
+	}
+	w := parseInPlan(t, "rados", "-p", "no-such-pool", "bench", "10", "write", "-no-cleanup", "-run-name", "r1", "-concurrent-ios=4").Steps[0].Workload
+	if !w.Keep || w.QueueDepth != 4 || !strings.Contains(w.Target.Location, "run-name=r1") {
+		t.Errorf("write -no-cleanup -run-name r1 -concurrent-ios=4: keep %v, depth %d, target %s", w.Keep, w.QueueDepth, w.Target.Location)
+	}
+	var job frontend.Job
+	if code := Main(context.Background(), Env{parsed: &job}, []string{"rados", "-p", "no-such-pool", "bench", "30", "seq", "-no-cleanup"}); code != ExitOK {
+		t.Errorf("cephbench rados -p no-such-pool bench 30 seq -no-cleanup: exit %d", code)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/internal/cmdline"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
@@ -152,7 +153,7 @@ var errInterrupted = &exitError{ExitInterrupted, errors.New("interrupted")}
 // is removed.
 func Main(ctx context.Context, env Env, args []string) int {
 	root := newRoot(env)
-	root.SetArgs(args)
+	root.SetArgs(cmdline.OneDashFor(root, args))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
@@ -197,7 +198,7 @@ command's job on Kubernetes pods at once (cephbench-k8s, "make k8s").`,
 	root.AddCommand(newRunCmd(env), newBenchCmd(env), newRadosCmd(env), newRBDCmd(env), newClusterCmd(env), newFioCmd(env))
 	root.AddCommand(newSandboxCmd(env))
 	root.AddCommand(newS3Cmd(env))
-	root.AddCommand(newNetCmd(env))
+	root.AddCommand(newNetCmd(env), newIperfCmd(env))
 	root.AddCommand(newDiskCmd(env))
 	root.AddCommand(newPlansCmd(env), newCleanupCmd(env), newCompareCmd(env), newReportCmd(env))
 	root.AddCommand(newMergeCmd(env))

@@ -18,7 +18,8 @@ Runs fio's jobs with cephbench's own engines: the same command-line options
 (--name=value, -name=value, --name value) and INI job files ([global],
 include, ${VAR}, numjobs, stonewall, new_group), and fio's output
 (--output-format=normal, json, json+ or terse). An option cephbench cannot
-honour is an error naming it, never ignored.
+honour is an error naming it and why; those that only tune fio itself
+(gtod_reduce, invalidate, ...) are named once on stderr and ignored.
 
 Engines: psync (also sync, vsync, pvsync, pvsync2), libaio, io_uring, null,
 rbd (pool=, rbdname=, clientname=) and rados (pool=, clientname=).

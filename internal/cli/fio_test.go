@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -320,5 +322,111 @@ func TestFioFsync(t *testing.T) {
 	}
 	if s := doc.Jobs[0].Sync; s.TotalIOs == 0 || s.TotalIOs > 8 || s.Lat.N != s.TotalIOs {
 		t.Errorf("sync: %d ios, latency of %d; want up to one per two of the 16 writes, each timed", s.TotalIOs, s.Lat.N)
+	}
+}
+
+// Options that only tune fio are named in one note on stderr per run, not
+// one per job, and the jobs run.
+func TestFioNoopOptionsAreNotedOnce(t *testing.T) {
+	dir := t.TempDir()
+	job := "[global]\nioengine=null\nsize=1m\ninvalidate=1\ngtod_reduce=1\n[a]\n[b]\ndisable_lat=1\n"
+	if err := os.WriteFile(filepath.Join(dir, "n.fio"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := cephbenchIn(t, context.Background(), dir, nil, "fio", "n.fio", "--results", t.TempDir())
+	note := "fio options that change nothing in cephbench, ignored: disable_lat, gtod_reduce, invalidate\n"
+	if code != 0 || strings.Count(stderr, note) != 1 || strings.Count(stderr, "ignored") != 1 {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 0 and one note %q", code, stderr, note)
+	}
+}
+
+// fioCounts runs a fio-JSON producing command and returns each job's
+// read and write ios and bytes, keyed "JOB read"/"JOB write".
+func fioCounts(t *testing.T, out string) map[string][2]int64 {
+	t.Helper()
+	var doc struct {
+		Jobs []struct {
+			Name  string `json:"jobname"`
+			Read  fioDir `json:"read"`
+			Write fioDir `json:"write"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &doc); err != nil {
+		t.Fatalf("not fio's JSON: %v\n%s", err, out)
+	}
+	counts := map[string][2]int64{}
+	for _, j := range doc.Jobs {
+		counts[j.Name+" read"] = [2]int64{j.Read.TotalIOs, j.Read.IOBytes}
+		counts[j.Name+" write"] = [2]int64{j.Write.TotalIOs, j.Write.IOBytes}
+	}
+	return counts
+}
+
+// verify= on a write-only job writes, then reads back and checks what it
+// wrote, as fio 3.33 does: the same ops and bytes each way.
+func TestFioVerifyOfAWriteOnlyJobAsFio(t *testing.T) {
+	dir := t.TempDir()
+	job := "[global]\nbs=4k\nsize=4m\nverify=crc32c\n[seq]\nrw=write\nfilename=seq.dat\n[rand]\nrw=randwrite\nioengine=libaio\niodepth=8\nfilename=rand.dat\n[none]\nrw=write\ndo_verify=0\nfilename=none.dat\n"
+	if err := os.WriteFile(filepath.Join(dir, "v.fio"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, rs := fioIn(t, dir, nil, "v.fio", "--output-format=json")
+	got := fioCounts(t, out)
+	want := map[string][2]int64{
+		"seq read": {1024, 4 << 20}, "seq write": {1024, 4 << 20},
+		"rand read": {1024, 4 << 20}, "rand write": {1024, 4 << 20},
+		"none read": {0, 0}, "none write": {1024, 4 << 20},
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %d ios, %d bytes; want %d, %d", k, got[k][0], got[k][1], w[0], w[1])
+		}
+	}
+	for _, r := range rs {
+		if len(r.Errors) != 0 {
+			t.Errorf("%s: errors %v", r.Name, r.Errors)
+		}
+	}
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed (scripts/install-deps.sh installs it): not compared with fio's counts")
+	}
+	fioDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fioDir, "v.fio"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("fio", "--output-format=json", "v.fio")
+	cmd.Dir = fioDir
+	fioOut, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fio: %v\n%s", err, fioOut)
+	}
+	if theirs := fioCounts(t, string(fioOut)); !maps.Equal(theirs, got) {
+		t.Errorf("fio 3.33 counted %v\ncephbench %v", theirs, got)
+	}
+}
+
+// A block changed between the write and a later verify_only run fails
+// that run as fio fails it: err=84 on the job, exit 1.
+func TestFioVerifyOnlyFindsACorruptedBlock(t *testing.T) {
+	dir := t.TempDir()
+	args := strings.Fields("--name=v --rw=write --bs=4k --size=1m --verify=crc32c --filename=v.dat")
+	fioIn(t, dir, nil, append(args, "--keep")...)
+	if code, out, stderr := cephbenchIn(t, context.Background(), dir, nil, append(append([]string{"fio"}, args...), "--verify_only", "--results", t.TempDir())...); code != 0 {
+		t.Fatalf("verify_only of the data as written: exit %d\n%s\n%s", code, out, stderr)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "v.dat"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff}, 10000); err != nil { // in the third block
+		t.Fatal(err)
+	}
+	f.Close()
+	code, out, stderr := cephbenchIn(t, context.Background(), dir, nil, append(append([]string{"fio"}, args...), "--verify_only", "--results", t.TempDir())...)
+	if code != ExitFailure || !strings.Contains(out, "err=84") || !strings.Contains(stderr, `job "v": 1 blocks failed verification`) {
+		t.Errorf("verify_only of a corrupted file: exit %d\n%s\n%s\nwant exit 1, err=84 and the count on stderr", code, out, stderr)
+	}
+	if !strings.Contains(out, "read: IOPS=") {
+		t.Errorf("verify_only printed no reads:\n%s", out)
 	}
 }

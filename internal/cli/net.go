@@ -3,12 +3,13 @@ package cli
 import (
 	"fmt"
 	"net"
-	"strconv"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/internal/cmdline"
 	"github.com/cephbench/cephbench/netbench"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
@@ -40,10 +41,11 @@ from anything else (an iperf3 client, a port scanner) with a one-line log.`,
 func newNetServerCmd(env Env) *cobra.Command {
 	var (
 		listen string
+		port   int
 		once   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "server [--listen :5201] [--once]",
+		Use:   "server [--listen [HOST]:5201 | [--listen HOST] -p PORT] [--once]",
 		Short: "Serve network tests to cephbench net clients, one at a time",
 		Long: `Serve network tests until Ctrl-C (or SIGTERM), one at a time. Each test's
 report from the server's side (the per-second table and the server's own
@@ -56,9 +58,9 @@ to be cut short (its client then fails). --once serves one test and exits:
 (bad, or in use) exits 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			addr := listen
-			if _, err := strconv.Atoi(addr); err == nil {
-				addr = ":" + addr // a bare port, as iperf3's -p takes it
+			addr, err := netbench.ListenAddr(listen, port)
+			if err != nil {
+				return usageErr(err)
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -75,7 +77,8 @@ to be cut short (its client then fails). --once serves one test and exits:
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", ":5201", "address to listen on: [HOST]:PORT, or a port")
+	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on: [HOST]:PORT, a port, or a HOST with -p (default :5201)")
+	cmd.Flags().IntVarP(&port, "port", "p", 0, "port to listen on, as iperf's -p (default 5201)")
 	cmd.Flags().BoolVar(&once, "once", false, "serve one test, then exit")
 	return cmd
 }
@@ -137,7 +140,7 @@ func newNetClientCmd(env Env) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&port, "port", "p", 5201, "the server's port")
+	fl.IntVarP(&port, "port", "p", netbench.DefaultPort, "the server's port")
 	fl.VarP(&p.Duration, "time", "t", "how long the data flows: 10s, 2m, or seconds")
 	fl.IntVarP(&p.Streams, "parallel", "P", 1, "TCP connections per direction")
 	fl.BoolVarP(&reverse, "reverse", "R", false, "the server sends, the client receives")
@@ -148,4 +151,26 @@ func newNetClientCmd(env Env) *cobra.Command {
 	resultsFlag(fl, &results)
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no per-second table")
 	return cmd
+}
+
+// newIperfCmd runs iperf's command lines (report 003's iperf -s -p 6900
+// and iperf -c HOST -p 6900) as cephbench net server and client.
+func newIperfCmd(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:                "iperf -s [-p PORT] | -c HOST [-p PORT] [-t SECS] [-P N] [-R]",
+		Short:              "iperf's command lines, run as cephbench net server (-s) or net client (-c HOST)",
+		DisableFlagParsing: true, // iperf's flags, not net's
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if slices.Contains(args, "-h") || slices.Contains(args, "--help") {
+				return cmd.Help()
+			}
+			netArgs, err := cmdline.Iperf(args)
+			if err != nil {
+				return usageErr(err)
+			}
+			root := newRoot(env)
+			root.SetArgs(netArgs)
+			return root.ExecuteContext(cmd.Context())
+		},
+	}
 }

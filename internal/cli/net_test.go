@@ -350,6 +350,10 @@ func TestNetBadInputIsOneLineAndExit2(t *testing.T) {
 		"listen bad":       {"net", "server", "--listen", "127.0.0.1:http-alt-x"},
 		"listen in use":    {"net", "server", "--listen", busyLn.Addr().String()},
 		"server extra arg": {"net", "server", "x"},
+		"port twice":       {"net", "server", "--listen", "127.0.0.1:5201", "-p", "6900"},
+		"iperf no mode":    {"iperf", "-p", "6900"},
+		"iperf udp":        {"iperf", "-c", "127.0.0.1", "-u"},
+		"iperf bad flag":   {"iperf", "-s", "-t", "10"},
 	}
 	for name, args := range cases {
 		if args[1] == "client" {
@@ -456,5 +460,47 @@ func TestNetBetweenNamespaces(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.Server, "10.213.7.1:") {
 		t.Errorf("the client tested %s; want the server's namespace address", r.Server)
+	}
+}
+
+// freePort is a loopback port that was free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// Report 003's iperf command lines run with the cephbench prefix, as net
+// server -p and net client HOST -p do; the servers here listen on
+// loopback only (-B, --listen HOST), the one thing added to the report's
+// lines.
+func TestIperfAndPortForms(t *testing.T) {
+	for _, c := range []struct{ server, client string }{
+		{"net server --listen 127.0.0.1 -p PORT --once", "net client 127.0.0.1 -p PORT -t 1 --rtt 0"},
+		{"iperf -s -B 127.0.0.1 -p PORT -1", "iperf -c 127.0.0.1 -p PORT -t 1"},
+	} {
+		port := freePort(t)
+		var stdout, stderr lockedBuffer
+		exit := make(chan int, 1)
+		go func() {
+			exit <- Main(context.Background(), Env{Stdout: &stdout, Stderr: &stderr}, strings.Fields(strings.ReplaceAll(c.server, "PORT", port)))
+		}()
+		waitForOutput(t, &stdout, "Server listening on 127.0.0.1:"+port+"\n")
+		code, out, errOut := cephbench(t, context.Background(), append(strings.Fields(strings.ReplaceAll(c.client, "PORT", port)), "--results", t.TempDir())...)
+		if code != 0 || !strings.Contains(out+errOut, "sender") || !strings.Contains(out+errOut, "receiver") {
+			t.Errorf("cephbench %s: exit %d\n%s\n%s", c.client, code, out, errOut)
+		}
+		select {
+		case code := <-exit:
+			if code != 0 {
+				t.Errorf("cephbench %s: exit %d after its one test\n%s", c.server, code, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("cephbench %s did not exit after its one test", c.server)
+		}
 	}
 }

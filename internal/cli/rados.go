@@ -12,6 +12,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine/rados"
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/internal/cmdline"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
@@ -77,8 +78,10 @@ func newRadosCmd(env Env) *cobra.Command {
 		Long: `The rados tool's benchmarks, natively: the same command lines, object names
 and metadata object, so Ceph's own "rados bench seq|rand" and "rados cleanup"
 read and remove what cephbench writes, and the other way round. Connection
-options as for the rados tool, plus CEPH_CONF and CEPH_ARGS.`,
-		Args: cobra.NoArgs,
+options as for the rados tool, plus CEPH_CONF and CEPH_ARGS. Long flags
+may have one dash (-no-cleanup), which Ceph's rados silently ignores.`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{cmdline.OneDashAnnotation: ""},
 	}
 	cf.register(cmd)
 	cmd.AddCommand(newRadosBenchCmd(env, &cf), newRadosCleanupCmd(env, &cf), newRadosLoadGenCmd(env, &cf))

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/frontend"
+	"github.com/cephbench/cephbench/internal/cmdline"
 	"github.com/cephbench/cephbench/plan"
 	"github.com/cephbench/cephbench/plan/planrun"
 	"github.com/cephbench/cephbench/spec"
@@ -147,7 +148,7 @@ func quickPlan(env Env, target string, dur spec.Duration, quiet bool) (*planrun.
 
 // notInPlans are commands a plan cannot run: they do not end, start
 // clusters, or run plans themselves.
-var notInPlans = map[string]bool{"run": true, "sandbox": true, "net server": true, "plans": true}
+var notInPlans = map[string]bool{"run": true, "sandbox": true, "net server": true, "plans": true, "iperf": true}
 
 // parseJob parses a plan step's command line, without running anything,
 // into the job it runs with its results under the folder results. A
@@ -157,6 +158,7 @@ var notInPlans = map[string]bool{"run": true, "sandbox": true, "net server": tru
 func (env Env) parseJob(args []string, results string) (frontend.Job, error) {
 	var j frontend.Job
 	root := newRoot(Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: env.Getenv, Dir: env.Dir, parsed: &j})
+	args = cmdline.OneDashFor(root, args)
 	cmd, rest, err := root.Find(args)
 	if err != nil {
 		return j, err

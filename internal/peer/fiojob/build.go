@@ -35,6 +35,8 @@ func (p *parser) build(pj *pending) (Job, error) {
 		return fmt.Sprintf("%s=%s (%s)", name, s.value, s.where)
 	}
 
+	p.noteIgnored(o)
+
 	mode := rwModes[o.rw]
 	w := spec.Workload{Name: o.name, Pattern: spec.Sequential, ReadPercent: mode.reads,
 		Direct: o.direct, Keep: p.plan.Keep, Force: p.plan.Force,
@@ -191,12 +193,17 @@ func (p *parser) build(pj *pending) (Job, error) {
 		return Job{}, fail("%s", err)
 	}
 
-	if o.verify != "" {
-		if !reads {
-			return Job{}, fail("%s on a write-only job is not supported: fio reads the data back after writing, cephbench checks only the reads a job makes; follow it with a read job with verify=%s",
-				at("verify"), o.verify)
-		}
+	switch {
+	case o.verifyOnly && (o.verify == "" || reads):
+		return Job{}, fail("%s checks what a write-only job with verify= wrote before", at("verify_only"))
+	case o.verifyOnly:
+		// The job's writes, replayed as reads: the same offsets in the
+		// same order, as randrepeat draws them again.
+		w.ReadPercent, w.Verify = 100, true
+	case o.verify != "" && reads:
 		w.Verify = true
+	case o.verify != "":
+		w.VerifyWrites = o.doVerify
 	}
 
 	check := w
@@ -255,6 +262,19 @@ func logsOf(o *opts) *fiolog.Options {
 		return nil
 	}
 	return &logs
+}
+
+// noteIgnored adds the no-op options o was given to those the run names
+// in its one note.
+func (p *parser) noteIgnored(o *opts) {
+	for name := range o.given {
+		if byName[name].noop {
+			if p.ignored == nil {
+				p.ignored = map[string]bool{}
+			}
+			p.ignored[name] = true
+		}
+	}
 }
 
 // cephQuery is the connection part of an rbd:// or rados:// target. As in

@@ -16,6 +16,7 @@ package fiojob
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,9 @@ type Plan struct {
 	// after --name=global), then the job files' [global] sections', in
 	// order, canonical names with values as written.
 	GlobalOptions []Option
+	// Notes are what the parse has to tell the user before the run, one
+	// line each: the options given that change nothing in cephbench.
+	Notes []string
 	// Help and Version report --help and --version. Parse then reads
 	// nothing else and returns no jobs: the caller prints and exits.
 	Help, Version bool
@@ -203,6 +207,9 @@ func Parse(args []string, getenv func(string) string, readFile func(path string)
 		}
 		p.plan.Jobs = append(p.plan.Jobs, j)
 	}
+	if len(p.ignored) > 0 {
+		p.plan.Notes = append(p.plan.Notes, "fio options that change nothing in cephbench, ignored: "+strings.Join(slices.Sorted(maps.Keys(p.ignored)), ", "))
+	}
 	assignGroups(p.plan.Jobs)
 	if err := checkSharedDirs(p.plan.Jobs); err != nil {
 		return nil, err
@@ -215,6 +222,7 @@ type parser struct {
 	readFile func(string) ([]byte, error)
 	plan     *Plan
 	pending  []pending
+	ignored  map[string]bool // the no-op options the jobs were given
 }
 
 // pending is a job as parsed, before it is mapped to a workload.

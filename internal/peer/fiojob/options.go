@@ -56,6 +56,7 @@ type opts struct {
 	fsync                                       int64
 	endFsync, unlink                            bool
 	verify                                      string
+	doVerify, verifyOnly                        bool
 
 	percentiles         []float64
 	latPct, clatPct     bool
@@ -89,6 +90,7 @@ func defaultOpts() opts {
 		rwmixread:   50,
 		rateCycle:   1000,
 		randrepeat:  true,
+		doVerify:    true,
 		clatPct:     true,
 		percentiles: defaultPercentiles,
 		logs:        fiolog.Options{PerJob: true},
@@ -125,6 +127,9 @@ type option struct {
 	alias string
 	arg   argKind
 	set   func(o *opts, v string) error
+	// noop: the option changes nothing in cephbench (noops); a run names
+	// those it was given in one note.
+	noop bool
 }
 
 // table lists the options cephbench maps, under fio's names and aliases.
@@ -251,10 +256,9 @@ var table = []option{
 	{name: "unlink", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.unlink })},
 	{name: "lat_percentiles", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.latPct })},
 	{name: "clat_percentiles", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.clatPct })},
-	// fio runs jobs as threads or processes; cephbench runs goroutines
-	// either way, so the choice changes nothing measured.
-	{name: "thread", arg: flag, set: func(_ *opts, v string) error { _, err := parseBool(v, v == ""); return err }},
 	{name: "verify", set: setVerify},
+	{name: "do_verify", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.doVerify })},
+	{name: "verify_only", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.verifyOnly })},
 	{name: "percentile_list", set: setPercentiles},
 	{name: "write_bw_log", arg: flag, set: logName(0)},
 	{name: "write_lat_log", arg: flag, set: logName(1)},
@@ -278,13 +282,15 @@ var table = []option{
 // files, which the Workload has no way to say.
 var errOffset = errors.New("not supported yet: cephbench addresses files from their start")
 
-// byName finds options by name and alias.
+// byName finds options by name and alias: table's, then the no-op and
+// matching ones.
 var byName = func() map[string]*option {
 	m := map[string]*option{}
-	for i := range table {
-		m[table[i].name] = &table[i]
-		if table[i].alias != "" {
-			m[table[i].alias] = &table[i]
+	all := append(slices.Clone(table), extraOptions()...)
+	for i := range all {
+		m[all[i].name] = &all[i]
+		if all[i].alias != "" {
+			m[all[i].alias] = &all[i]
 		}
 	}
 	return m
@@ -296,8 +302,8 @@ func lookup(name string) (*option, error) {
 	if o, ok := byName[name]; ok {
 		return o, nil
 	}
-	if slices.Contains(fioOptionNames, name) {
-		return nil, fmt.Errorf("fio option %q is not supported by cephbench fio", name)
+	if why, ok := refused[name]; ok {
+		return nil, fmt.Errorf("fio option %q is not supported by cephbench fio: %s", name, why)
 	}
 	if near := nearest(name); near != "" {
 		return nil, fmt.Errorf("unknown option %q (did you mean %s?)", name, near)
@@ -439,12 +445,14 @@ func splitPaths(v string) []string {
 	return append(out, cur.String())
 }
 
-// verifyAlgs are fio's checksum verify methods. cephbench checks reads
-// against its own per-block data instead of a checksum header, which finds
-// the same corruption, so any of them turns verification on.
+// verifyAlgs are fio's verify methods that check a block's data and where
+// it belongs. cephbench checks reads against its own per-block data (a
+// header naming the block and its offset, as meta's does, and a fixed
+// pattern) instead of a checksum, which finds the same corruption and
+// misplaced blocks, so any of them turns verification on.
 var verifyAlgs = []string{
 	"md5", "crc64", "crc32", "crc32c", "crc32c-intel", "crc16", "crc7",
-	"sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash",
+	"sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta",
 }
 
 func setVerify(o *opts, v string) error {
@@ -454,8 +462,8 @@ func setVerify(o *opts, v string) error {
 		o.verify = ""
 	case slices.Contains(verifyAlgs, v):
 		o.verify = v
-	case v == "meta" || v == "pattern" || v == "null":
-		return errors.New("not supported: cephbench verifies with its own per-block data; use a checksum method such as crc32c")
+	case v == "pattern" || v == "null":
+		return errors.New("not supported: cephbench verifies with its own per-block data, not a given pattern; use a checksum method such as crc32c")
 	default:
 		return fmt.Errorf("unknown verify method (want 0 or one of %s)", strings.Join(verifyAlgs, ", "))
 	}

@@ -1,7 +1,7 @@
 package fiojob
 
-// fioOptionNames are the job options fio 3.33 and its engines know, so that
-// one cephbench does not map is reported as unsupported rather than unknown.
+// fioOptionNames are the job options fio 3.33 and its engines know, aliases
+// included: TestOptionClasses checks that each is in exactly one class.
 var fioOptionNames = []string{
 	"allow_file_create", "allow_mounted_write", "allrandrepeat", "arguments", "atomic", "ba",
 	"bindname", "block_error_percentiles", "blockalign", "blocksize", "blocksize_range",
