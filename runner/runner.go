@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/cephbench/cephbench/pace"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/steady"
 	"github.com/cephbench/cephbench/workload"
 )
 
@@ -29,6 +31,9 @@ const (
 	StopBytes       = result.StopBytes
 	StopExhausted   = result.StopExhausted
 	StopInterrupted = result.StopInterrupted
+	StopSteady      = result.StopSteady
+	StopError       = result.StopError
+	StopTerminated  = result.StopTerminated
 )
 
 // Options tune a run without changing what it measures.
@@ -51,6 +56,10 @@ type Options struct {
 	// for the next run on the same session; nil means the objects the
 	// session found (Geometry.ObjectCount).
 	Objects *workload.Objects
+	// Stop, if set, ends the run when it is closed, as its duration
+	// would: no op starts after it, those in flight complete and are
+	// measured, and the run's reason is StopTerminated.
+	Stop <-chan struct{}
 	// Clock is the time the run reads; nil is engine.Now, the time every
 	// engine stamps its ops with. The run waits on the time package's
 	// timers, so another Clock is of use only where those follow it: in a
@@ -83,6 +92,11 @@ type Outcome struct {
 	// Abandoned counts ops still in flight when an interrupted run gave up
 	// waiting for them; they are in no figure.
 	Abandoned int64
+	// FirstError is the class of the first op that failed, "" if none.
+	FirstError string
+	// Steady is what the workload's steady-state criterion found; nil
+	// without one.
+	Steady *steady.State
 }
 
 // Summaries returns the summary of each op kind the run did, by name.
@@ -106,6 +120,7 @@ func (o *Outcome) Result(name string, w *spec.Workload, host result.Host) (*resu
 		StopReason: o.StopReason, Interrupted: o.StopReason == StopInterrupted,
 		Ops: o.Summaries(), Errors: o.Collector.Errors(),
 		CPU: o.CPU, Queue: o.Collector.Queue(), Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
+		FirstError: o.FirstError, SteadyState: o.Steady,
 		Histograms: map[string]string{}, HistogramSettings: new(metrics.StandardHistogram()),
 	}
 	for k, kind := range o.Kinds {
@@ -151,6 +166,10 @@ type run struct {
 	late          atomic.Int64
 	backlog       atomic.Int64 // bytes in flight, when MaxBacklog bounds them
 	stoppedAt     atomic.Int64 // engine.Now when stop was first called
+	firstError    atomic.Pointer[string]
+	// judge, for a workload with a steady-state criterion, takes each
+	// second from the ticking goroutine.
+	judge *steady.Judge
 
 	// index is each op kind's place in the collector, or -1 for a kind
 	// the run does not do; firstByte that of the kind's time to first
@@ -239,6 +258,9 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 
 	r.payload, _ = sess.(engine.Payload)
 	r.pacer = pacerFor(w)
+	if w.SteadyState != nil {
+		r.judge = steady.New(*w.SteadyState)
+	}
 	if err := r.newWorkers(col, geo, shares); err != nil {
 		return nil, err
 	}
@@ -334,6 +356,12 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 	if r.pacer != nil {
 		out.Late = r.late.Load()
 		out.Missed = r.missed(now)
+	}
+	if first := r.firstError.Load(); first != nil {
+		out.FirstError = *first
+	}
+	if r.judge != nil {
+		out.Steady = r.judge.State()
 	}
 }
 
@@ -519,6 +547,7 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 	defer timer.Stop()
 	<-timer.C
 	next := r.rampEnd + interval
+	stopped := r.opts.Stop
 	for {
 		now := r.now()
 		wait := next - now
@@ -544,6 +573,15 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 				r.drain(done)
 			}
 			return
+		case <-stopped:
+			// Ended from outside: as at the run's end, the ops in
+			// flight complete, and the run with them.
+			r.stop(StopTerminated)
+			stopped = nil
+			if done == nil {
+				return
+			}
+			continue
 		case <-timer.C:
 		}
 		now = r.now()
@@ -562,9 +600,27 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 		if now < next {
 			continue
 		}
-		r.emit(col.Tick(next - r.rampEnd))
+		t := col.Tick(next - r.rampEnd)
+		r.emit(t)
+		if r.judge != nil && r.judgeSecond(t) {
+			r.stop(StopSteady)
+		}
 		next += interval
 	}
+}
+
+// judgeSecond gives the steady-state judge one interval's ops and bytes,
+// every kind's but syncs and first bytes, and reports whether the
+// criterion holds.
+func (r *run) judgeSecond(t metrics.Tick) bool {
+	var ops, bytes int64
+	for name, k := range t.Kinds {
+		if name != "sync" && !slices.Contains(t.Derived, name) {
+			ops += k.Ops
+			bytes += k.Bytes
+		}
+	}
+	return r.judge.Add(ops, bytes, t.Dur, t.T+r.w.Ramp.D().Seconds())
 }
 
 // pacedToItsEnd reports whether the workers ended because a paced run's
@@ -768,7 +824,9 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 		if r.ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return // cut short by the interrupt, not a failure of the target
 		}
-		wk.rec.RecordError(r.index[op.Kind], r.errorClass(err))
+		class := r.errorClass(err)
+		wk.rec.RecordError(r.index[op.Kind], class)
+		r.failed(op.Kind.String(), class, errors.Is(err, engine.ErrVerify))
 		return
 	}
 	end := op.Completed
@@ -847,6 +905,17 @@ func (r *run) sync(wk *worker, file int) {
 		// cut short by the interrupt, not a failure of the target
 	default:
 		wk.rec.RecordError(r.syncKind, engine.ErrorKind(err))
+		r.failed("sync", engine.ErrorKind(err), false)
+	}
+}
+
+// failed notes an op of kind that failed with an error of class (a
+// verification's when verify): the run's first error, and the end of the
+// run if the workload stops on it.
+func (r *run) failed(kind, class string, verify bool) {
+	r.firstError.CompareAndSwap(nil, &class)
+	if r.w.StopOnError != "" && r.w.StopsOnError(kind, verify) {
+		r.stop(StopError)
 	}
 }
 

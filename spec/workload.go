@@ -131,6 +131,14 @@ type Workload struct {
 	MaxBacklog Size `json:"max_backlog,omitempty"`
 	// OpTimeout fails an operation that takes longer; zero waits forever.
 	OpTimeout Duration `json:"op_timeout,omitempty"`
+	// SteadyState, when set, also ends the run once its rate holds
+	// steady by that criterion.
+	SteadyState *SteadyState `json:"steady_state,omitempty"`
+	// StopOnError ends the run at the first failed op of the kinds it
+	// lists, comma-separated: read, write (syncs too) and verify (a read
+	// whose data was wrong), or all. Empty: failed ops are counted and
+	// the run goes on.
+	StopOnError string `json:"stop_on_error,omitempty"`
 
 	// FsyncEvery makes each worker sync its file after every this many of
 	// its writes complete (fio's fsync=); EndFsync syncs every file once
@@ -250,10 +258,47 @@ func (w *Workload) Validate() error {
 		return errors.New("a rate in operations and one in bytes: pace by one of them")
 	case w.MaxBacklog < 0:
 		return fmt.Errorf("invalid backlog %d: negative", w.MaxBacklog)
+	case w.SteadyState != nil && w.SteadyState.Validate() != nil:
+		return w.SteadyState.Validate()
+	case stopOnErrorInvalid(w.StopOnError) != "":
+		return fmt.Errorf("invalid stop on error %q (want read, write, verify or all, comma-separated)", stopOnErrorInvalid(w.StopOnError))
 	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":
 		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
 	case w.Direct && (w.BlockSize%512 != 0 || w.MinBlockSize%512 != 0):
 		return fmt.Errorf("block size %s is not a multiple of 512, which direct I/O needs", w.BlockSize)
 	}
 	return nil
+}
+
+// StopsOnError reports whether a failed op of kind ("read", "write",
+// "sync"), verify failures aside, or a failed verification when verify,
+// ends the run by StopOnError.
+func (w *Workload) StopsOnError(kind string, verify bool) bool {
+	if verify {
+		kind = "verify"
+	} else if kind == "sync" {
+		kind = "write"
+	}
+	for _, k := range strings.Split(w.StopOnError, ",") {
+		if k = strings.TrimSpace(k); k == "all" || k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// stopOnErrorInvalid is the first kind StopOnError names that is none,
+// or "".
+func stopOnErrorInvalid(s string) string {
+	if s == "" {
+		return ""
+	}
+	for _, k := range strings.Split(s, ",") {
+		switch strings.TrimSpace(k) {
+		case "read", "write", "verify", "all":
+		default:
+			return k
+		}
+	}
+	return ""
 }
