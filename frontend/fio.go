@@ -197,7 +197,8 @@ func (r *fioRun) runJobs(ctx context.Context) ([]*result.Result, []error) {
 	steps := r.job.Steps
 	results := make([]*result.Result, len(steps))
 	errs := make([]error, len(steps))
-	for from := 0; from < len(steps) && ctx.Err() == nil; {
+	exits := newFioExits(steps)
+	for from := 0; from < len(steps) && ctx.Err() == nil && !exits.stopped(); {
 		to := from + 1
 		for to < len(steps) && !steps[to].Front.Fio.Stonewall {
 			to++
@@ -205,10 +206,11 @@ func (r *fioRun) runJobs(ctx context.Context) ([]*result.Result, []error) {
 		var wg sync.WaitGroup
 		for i := from; i < to; i++ {
 			wg.Go(func() {
-				results[i], errs[i] = r.runJob(ctx, i)
+				results[i], errs[i] = r.runJob(ctx, i, exits.stop(i))
 				r.mu.Lock()
 				r.latest[i] = results[i]
 				r.mu.Unlock()
+				exits.ended(i, from, to, results[i], errs[i])
 			})
 		}
 		wg.Wait()
@@ -240,13 +242,16 @@ func jobsError(ctx context.Context, errs []error) error {
 }
 
 // runJob runs step i: its start delay, then its workload, whose result
-// it saves where the step says.
-func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
+// it saves where the step says, until stop is closed. A job stopped in
+// its start delay does not run: no result and no error.
+func (r *fioRun) runJob(ctx context.Context, i int, stop <-chan struct{}) (*result.Result, error) {
 	st := r.job.Steps[i]
 	if d := st.Front.Fio.StartDelay.D(); d > 0 {
 		select {
 		case <-ctx.Done():
 			return nil, step.ErrInterrupted
+		case <-stop:
+			return nil, nil
 		case <-time.After(d):
 		}
 	}
@@ -255,7 +260,7 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 	// is open (and its start delay over): a follower sees one gate per
 	// job, in the order they open, not one for the group.
 	var series []metrics.Second // what the status lines need of the run so far
-	so := step.Output{Live: r.live, Hooks: r.hooks(i), Opened: func(engine.Session) metrics.Subscriber {
+	so := step.Output{Live: r.live, Hooks: r.hooks(i), Stop: stop, Opened: func(engine.Session) metrics.Subscriber {
 		r.header()
 		if r.opts.StatusInterval <= 0 {
 			return nil
@@ -336,7 +341,7 @@ func (r *fioRun) groups(results []*result.Result) []fioreport.Group {
 			Name: st.Name, Description: f.Description, NumJobs: f.NumJobs,
 			RW: f.RW, IOEngine: f.IOEngine, BlockSize: int64(st.Workload.BlockSize), IODepth: f.IODepth,
 			PercentileList: f.PercentileList, LatPercentiles: f.LatPercentiles,
-			Options: fioOptions(f.Options),
+			Options: fioOptions(f.Options), ContinueOnError: f.ContinueOnError != "",
 		}
 		if results != nil {
 			fj.Result = results[i]

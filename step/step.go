@@ -73,6 +73,8 @@ type Output struct {
 	SoFar func(*runner.Outcome)
 	// Live, if set, draws a live progress line.
 	Live *Live
+	// Stop, if set, ends the run when closed (runner.Options.Stop).
+	Stop <-chan struct{}
 	Hooks
 }
 
@@ -142,6 +144,9 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		closeSess = func() error { return nil }
 	}
 	opts.Seed, opts.SoFar = st.Seed, out.SoFar
+	if out.Stop != nil {
+		opts.Stop = out.Stop
+	}
 	if opts.Seed == 0 {
 		opts.Seed = uint64(time.Now().UnixNano())
 	}

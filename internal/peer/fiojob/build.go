@@ -183,6 +183,11 @@ func (p *parser) build(pj *pending) (Job, error) {
 		}
 	}
 	w.Ramp = spec.Duration(o.ramp)
+	w.StopOnError = continueOnError[o.continueOnError]
+	if o.steadyState.Window > 0 {
+		ss := o.steadyState
+		w.SteadyState = &ss
+	}
 
 	iops, err := rateIOPS(o, reads, writes, bs, at)
 	if err != nil {
@@ -235,6 +240,7 @@ func (p *parser) build(pj *pending) (Job, error) {
 		NoRandomMap: o.norandommap, RandRepeat: o.randrepeat,
 		IODepthBatchSubmit: int(batchSubmit), IODepthBatchCompleteMin: int(o.batchMin), IODepthBatchCompleteMax: int(batchMax),
 		perJobFiles: perJobFiles, newGroup: o.newGroup,
+		ContinueOnError: o.continueOnError, ExitAll: o.exitAll, ExitAllOnError: o.exitAllOnError, ExitWhat: o.exitWhat,
 	}, nil
 }
 

@@ -107,6 +107,9 @@ type Job struct {
 	// Options are the options set in the job's section, for JSON's "job
 	// options"; its name is always there first.
 	Options []Option
+	// ContinueOnError: the job sets continue_on_error, so fio reports
+	// the errors it went on after (total_err, first_error).
+	ContinueOnError bool
 }
 
 // Option is one option as the job file sets it.
