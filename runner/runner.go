@@ -200,6 +200,7 @@ type worker struct {
 	started  atomic.Int64
 	finished atomic.Int64
 	writes   atomic.Int64 // writes completed, for FsyncEvery
+	thought  atomic.Int64 // ops completed, for ThinkEvery
 	_        [64]byte     // keep workers' counters on separate cache lines
 }
 
@@ -888,6 +889,33 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 		if err == nil && op.Kind == engine.Write && r.w.FsyncEvery > 0 && wk.writes.Add(1)%int64(r.w.FsyncEvery) == 0 {
 			r.sync(wk, op.File)
 		}
+		if r.thinksAfter(wk) {
+			r.think(timer)
+		}
+	}
+}
+
+// thinksAfter counts an op of wk's completed and reports whether wk
+// pauses now, after ThinkEvery of them.
+func (r *run) thinksAfter(wk *worker) bool {
+	return r.w.ThinkTime > 0 && wk.thought.Add(1)%max(r.w.ThinkEvery, 1) == 0
+}
+
+// think pauses a worker for ThinkTime, ThinkSpin of it busy, waking at
+// the run's end or interruption.
+func (r *run) think(timer *time.Timer) {
+	start := r.now()
+	for spin := r.w.ThinkSpin.D(); r.now()-start < spin; {
+	}
+	wait := min(r.w.ThinkTime.D()-(r.now()-start), r.end-r.now())
+	if wait <= 0 {
+		return
+	}
+	timer.Reset(wait)
+	select {
+	case <-timer.C:
+	case <-r.ctx.Done():
+		timer.Stop()
 	}
 }
 
@@ -964,10 +992,11 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	// file is synced, as fio orders a sync after the writes before it.
 	var writes int64
 	syncFile := -1
+	thinking := false // ThinkEvery ops completed: drain, then think
 	// submit fills the free slots, unless pacing says wait or a bound
 	// says stop.
 	submit := func() {
-		for !stopping && syncFile < 0 && len(free) > 0 {
+		for !stopping && syncFile < 0 && !thinking && len(free) > 0 {
 			if inFlight > 0 && (r.backlogFull() || r.pacer != nil && r.pacer.Due(r.slot.Load()) > r.now()-r.t0) {
 				return // reap what completed before the next op may start
 			}
@@ -1002,6 +1031,10 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 		if syncFile >= 0 && inFlight == 0 {
 			r.sync(wk, syncFile)
 			syncFile = -1
+		}
+		if thinking && inFlight == 0 {
+			r.think(timer)
+			thinking = false
 		}
 		submit()
 		if inFlight == 0 {
@@ -1050,6 +1083,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 					syncFile = op.File
 				}
 			}
+			thinking = thinking || r.thinksAfter(wk)
 			// Each slot goes back in flight as soon as it is checked,
 			// not after the whole batch: the queue stays deeper.
 			submit()

@@ -139,6 +139,14 @@ type Workload struct {
 	// whose data was wrong), or all. Empty: failed ops are counted and
 	// the run goes on.
 	StopOnError string `json:"stop_on_error,omitempty"`
+	// ThinkTime makes each worker pause this long after every ThinkEvery
+	// (at least 1) of its ops complete, its ops in flight completed
+	// first, as fio's thinktime and thinktime_blocks; ThinkSpin of the
+	// pause is spent busy on a processor rather than asleep
+	// (thinktime_spin). The pauses are part of the measured time.
+	ThinkTime  Duration `json:"think_time,omitempty"`
+	ThinkEvery int64    `json:"think_every,omitempty"`
+	ThinkSpin  Duration `json:"think_spin,omitempty"`
 
 	// FsyncEvery makes each worker sync its file after every this many of
 	// its writes complete (fio's fsync=); EndFsync syncs every file once
@@ -260,6 +268,8 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid backlog %d: negative", w.MaxBacklog)
 	case w.SteadyState != nil && w.SteadyState.Validate() != nil:
 		return w.SteadyState.Validate()
+	case w.ThinkTime < 0 || w.ThinkSpin < 0 || w.ThinkSpin > w.ThinkTime || w.ThinkEvery < 0:
+		return fmt.Errorf("invalid think time %s, spin %s, every %d ops (want the spin within the time)", w.ThinkTime, w.ThinkSpin, w.ThinkEvery)
 	case stopOnErrorInvalid(w.StopOnError) != "":
 		return fmt.Errorf("invalid stop on error %q (want read, write, verify or all, comma-separated)", stopOnErrorInvalid(w.StopOnError))
 	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":

@@ -188,6 +188,12 @@ func (p *parser) build(pj *pending) (Job, error) {
 		ss := o.steadyState
 		w.SteadyState = &ss
 	}
+	if o.thinkTime > 0 {
+		if o.thinkSpin > o.thinkTime {
+			return Job{}, fail("%s is longer than %s", at("thinktime_spin"), at("thinktime"))
+		}
+		w.ThinkTime, w.ThinkSpin, w.ThinkEvery = spec.Duration(o.thinkTime), spec.Duration(o.thinkSpin), o.thinkBlocks
+	}
 
 	iops, err := rateIOPS(o, reads, writes, bs, at)
 	if err != nil {
