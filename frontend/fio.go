@@ -118,7 +118,7 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		}
 		fmt.Fprintf(out.Stderr, "cephbench: %d results saved in %s\n", n, r.opts.Results)
 	}
-	return jobsError(ctx, errs)
+	return jobsError(ctx, errs, results)
 }
 
 // fioOutput is where j's fio output goes: its --output file, created
@@ -219,15 +219,18 @@ func (r *fioRun) runJobs(ctx context.Context) ([]*result.Result, []error) {
 	return results, errs
 }
 
-// jobsError is the run's error from its jobs' errors: the one failure, or
-// how many failed, or that it was interrupted.
-func jobsError(ctx context.Context, errs []error) error {
+// jobsError is the run's error from its jobs' errors and results: the
+// one failure, or how many failed, or that it was interrupted. A job
+// that ended at a failed op failed too, as in fio, which then exits 1.
+func jobsError(ctx context.Context, errs []error, results []*result.Result) error {
 	var failed []error
-	for _, err := range errs {
+	for i, err := range errs {
 		switch {
 		case errors.Is(err, step.ErrInterrupted):
 		case err != nil:
 			failed = append(failed, err)
+		case results[i] != nil && results[i].StopReason == result.StopError:
+			failed = append(failed, fmt.Errorf("%s: ended at its first failed op (%s), as continue_on_error says", results[i].Name, results[i].FirstError))
 		}
 	}
 	switch {

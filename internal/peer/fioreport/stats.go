@@ -109,6 +109,12 @@ func newSection(j *Job, group int) (*section, error) {
 		}
 		dir := &s.dirs[d]
 		dir.bytes, dir.ios, dir.hist = ks.Bytes, ks.Ops, h
+		if kind == "read" {
+			// fio counts a read whose data fails verification as done,
+			// and as an error; cephbench as an error only.
+			dir.ios += r.Errors["verify"]
+			dir.bytes += r.Errors["verify"] * j.BlockSize
+		}
 		// fio's run time is whole milliseconds; a run under one still
 		// did its ops in some time.
 		dir.runtimeMs = max(int64(r.ElapsedSeconds*1000), 1)
