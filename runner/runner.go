@@ -1083,7 +1083,9 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 					syncFile = op.File
 				}
 			}
-			thinking = thinking || r.thinksAfter(wk)
+			if r.thinksAfter(wk) {
+				thinking = true
+			}
 			// Each slot goes back in flight as soon as it is checked,
 			// not after the whole batch: the queue stays deeper.
 			submit()

@@ -270,8 +270,8 @@ func (w *Workload) Validate() error {
 		return w.SteadyState.Validate()
 	case w.ThinkTime < 0 || w.ThinkSpin < 0 || w.ThinkSpin > w.ThinkTime || w.ThinkEvery < 0:
 		return fmt.Errorf("invalid think time %s, spin %s, every %d ops (want the spin within the time)", w.ThinkTime, w.ThinkSpin, w.ThinkEvery)
-	case stopOnErrorInvalid(w.StopOnError) != "":
-		return fmt.Errorf("invalid stop on error %q (want read, write, verify or all, comma-separated)", stopOnErrorInvalid(w.StopOnError))
+	case badStopOnError(w.StopOnError) != nil:
+		return badStopOnError(w.StopOnError)
 	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":
 		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
 	case w.Direct && (w.BlockSize%512 != 0 || w.MinBlockSize%512 != 0):
@@ -297,18 +297,17 @@ func (w *Workload) StopsOnError(kind string, verify bool) bool {
 	return false
 }
 
-// stopOnErrorInvalid is the first kind StopOnError names that is none,
-// or "".
-func stopOnErrorInvalid(s string) string {
+// badStopOnError says which kind StopOnError names is none, or nil.
+func badStopOnError(s string) error {
 	if s == "" {
-		return ""
+		return nil
 	}
 	for _, k := range strings.Split(s, ",") {
 		switch strings.TrimSpace(k) {
 		case "read", "write", "verify", "all":
 		default:
-			return k
+			return fmt.Errorf("invalid stop on error %q: %q is not read, write, verify or all", s, k)
 		}
 	}
-	return ""
+	return nil
 }
