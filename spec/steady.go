@@ -68,8 +68,12 @@ func ParseSteadyCriterion(s string) (SteadyState, error) {
 	return c, nil
 }
 
-// String is the criterion as fio's JSON prints it, "iops_slope:0.010000%".
+// String is the criterion as fio's JSON prints it, "iops_slope:0.010000%";
+// "" for none.
 func (s SteadyState) String() string {
+	if s.Metric == "" {
+		return ""
+	}
 	kind := s.Metric
 	if s.Slope {
 		kind += "_slope"
@@ -80,6 +84,21 @@ func (s SteadyState) String() string {
 	}
 	return fmt.Sprintf("%s:%f%s", kind, float32(s.Limit), pct)
 }
+
+// Set makes s the criterion v as ParseSteadyCriterion reads it, keeping
+// s's window and ramp: a flag's value.
+func (s *SteadyState) Set(v string) error {
+	c, err := ParseSteadyCriterion(v)
+	if err != nil {
+		return err
+	}
+	c.Window, c.Ramp = s.Window, s.Ramp
+	*s = c
+	return nil
+}
+
+// Type names a criterion flag's value in usage.
+func (*SteadyState) Type() string { return "criterion" }
 
 // Validate reports what is wrong with the criterion, or nil.
 func (s *SteadyState) Validate() error {

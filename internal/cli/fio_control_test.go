@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/workload"
 )
 
@@ -267,4 +268,25 @@ func TestFioSteadyStateEndsTheJob(t *testing.T) {
 	if c["attained"] != 1.0 || ours[0].Runtime > 2900 || theirs[0].Runtime > 2900 {
 		t.Errorf("attained %v after %d ms (fio %d ms); want attained, ended before the 3 s runtime", c["attained"], ours[0].Runtime, theirs[0].Runtime)
 	}
+}
+
+// bench takes a steady-state criterion too: the run ends when it holds,
+// and the result says so and keeps the window's samples.
+func TestBenchSteadyState(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, _, stderr := cephbenchIn(t, context.Background(), dir, nil, "bench", "--target", "null://", "--duration", "5s", "-q",
+		"--steady-state", "iops:100%", "--steady-window", "2s", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss := r.SteadyState; r.StopReason != result.StopSteady || ss == nil || !ss.Attained || len(ss.IOPS) != 2 || r.ElapsedSeconds > 4.5 {
+		t.Errorf("stop %q after %.1f s, steady state %+v; want attained over 2 samples, before the 5 s", r.StopReason, r.ElapsedSeconds, ss)
+	}
+	code, _, stderr = cephbenchIn(t, context.Background(), dir, nil, "bench", "--target", "null://", "--steady-state", "iops:5%", "--steady-window", "1500ms")
+	wantUsageError(t, "a window of 1.5 s", code, "", stderr)
 }
