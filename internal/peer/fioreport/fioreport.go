@@ -41,6 +41,12 @@
 //     transfer, which then counts as an error, not as an io. The latency
 //     line (target, window, percentile) is fio's without a latency target,
 //     which cephbench does not have.
+//   - A read whose data fails verification counts as an io (in total_ios
+//     and io_bytes, not in the latencies) and as an error, as fio counts
+//     it. An error's number (the job's error, first_error) is its errno;
+//     a failed verification is EILSEQ, an engine's own failure EIO.
+//   - The steadystate block's samples are the run's per-second intervals
+//     (fio's checks are every second from its helper thread's start).
 package fioreport
 
 import (
