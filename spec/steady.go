@@ -44,7 +44,7 @@ func ParseSteadyCriterion(s string) (SteadyState, error) {
 	case c.Metric != "iops" && c.Metric != "bw":
 		return c, fmt.Errorf("steady-state criterion %q: want iops, iops_slope, bw or bw_slope, then :LIMIT", s)
 	case !ok || strings.TrimSpace(limit) == "":
-		return c, fmt.Errorf("steady-state criterion %q: no limit after %s:", s, kind)
+		return c, fmt.Errorf("steady-state criterion %q: no limit: want %s:N or %s:N%%", s, kind, kind)
 	}
 	limit = strings.TrimSpace(limit)
 	var err error
