@@ -43,6 +43,16 @@ func errnoOf(class string) int {
 	return int(unix.EIO)
 }
 
+// strerror is the C library's text for error number n, as fio prints it:
+// Go's, capitalized as glibc's are.
+func strerror(n int) string {
+	s := unix.Errno(n).Error()
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		s = string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
+}
+
 // addErrors sets the section's error figures from r: the job's error is
 // the error that ended it or, as fio has it with continue_on_error, the
 // first one it went on after; total_err counts those it went on after.
@@ -66,7 +76,7 @@ func (s *section) addErrors(j *Job, r *result.Result) {
 // writeErrors is fio's errors line, printed with continue_on_error.
 func (p *printer) writeErrors(s *section) {
 	if s.job.ContinueOnError {
-		p.printf("     errors    : total=%d, first_error=%d/<%s>\n", s.continued, s.firstErr, unix.Errno(s.firstErr).Error())
+		p.printf("     errors    : total=%d, first_error=%d/<%s>\n", s.continued, s.firstErr, strerror(s.firstErr))
 	}
 }
 
@@ -89,8 +99,10 @@ func (p *printer) writeSteadyState(ss *steady.State) {
 	if ss.Criterion.Percent {
 		pct = "%"
 	}
+	// fio formats the mean in KiB/s, its decimal form as if in kB/s.
+	kib := bw / 1024
 	p.printf("  steadystate  : attained=%s, bw=%s (%s), iops=%s, %s%s=%.3f%s\n", attained,
-		num2str(bw, 4, true, unitBytePerSec), num2str(bw, 4, false, unitBytePerSec), num2str(iops, 4, false, unitNone),
+		num2str(kib*1024, 4, true, unitBytePerSec), num2str(kib*1000, 4, false, unitBytePerSec), num2str(iops, 4, false, unitNone),
 		kind, how, ss.Value, pct)
 }
 

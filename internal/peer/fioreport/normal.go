@@ -3,8 +3,6 @@ package fioreport
 import (
 	"io"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cephbench/cephbench/internal/io/diskstats"
 )
 
@@ -65,7 +63,7 @@ func errText(s *section) string {
 	if s.errText != "" {
 		return s.errText
 	}
-	return unix.Errno(s.err).Error()
+	return strerror(s.err)
 }
 
 func (r *Report) writeSection(p *printer, s *section, g *groupStats) {
