@@ -58,3 +58,26 @@ func TestFioExitWhat(t *testing.T) {
 		}
 	}
 }
+
+// exitall_on_error ends the group's other jobs when a job fails, and
+// only then.
+func TestFioExitAllOnError(t *testing.T) {
+	dir := t.TempDir()
+	bad := fioStep(dir, "bad", 1000, step.Fio{ExitAllOnError: true})
+	bad.Workload.Target = spec.Target{Scheme: "file", Location: dir + "/no/such/dir/file"}
+	bad.Workload.FileSize = 1 << 20
+	j := Job{Command: "fio", Fio: &FioOptions{OutputFormats: []string{"json"}, Results: dir}, Steps: []step.Step{
+		bad,
+		timedFioStep(dir, "long", 1500*time.Millisecond, step.Fio{}),
+	}}
+	if err := Run(context.Background(), j, IO{Stdout: &strings.Builder{}}); err == nil {
+		t.Fatal("a job on a missing folder did not fail")
+	}
+	long, err := result.Load(j.Steps[1].Save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if long.StopReason != result.StopTerminated || long.ElapsedSeconds > 1.2 {
+		t.Errorf("the other job stopped %q after %.2f s; want cut short by the failure", long.StopReason, long.ElapsedSeconds)
+	}
+}

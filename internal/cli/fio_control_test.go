@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/workload"
@@ -55,7 +56,9 @@ func realFio(t *testing.T, dir string, args ...string) ([]controlJob, int) {
 	if _, err := exec.LookPath("fio"); err != nil {
 		t.Skip("fio is not installed (scripts/install-deps.sh installs it): nothing to compare with")
 	}
-	cmd := exec.Command("fio", append(args, "--output-format=json")...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "fio", append(args, "--output-format=json")...)
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	code := 0
@@ -289,4 +292,19 @@ func TestBenchSteadyState(t *testing.T) {
 	}
 	code, _, stderr = cephbenchIn(t, context.Background(), dir, nil, "bench", "--target", "null://", "--steady-state", "iops:5%", "--steady-window", "1500ms")
 	wantUsageError(t, "a window of 1.5 s", code, "", stderr)
+}
+
+// thinktime pauses after every thinktime_blocks ops: the same ops as
+// fio, in at least the pauses' time (32 of 2 ms). (On fio's null engine
+// thinktime_spin takes fio seconds per op: a file it is.)
+func TestFioThinkTime(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--name=think", "--filename=" + filepath.Join(dir, "f"), "--rw=randread", "--size=1m", "--bs=4k",
+		"--thinktime=2ms", "--thinktime_blocks=8", "--thinktime_spin=500"}
+	for _, run := range []func(*testing.T, string, ...string) ([]controlJob, int){realFio, ourFio} {
+		jobs, code := run(t, dir, args...)
+		if j := jobs[0]; code != 0 || j.Read.IOs != 256 || j.Runtime < 60 {
+			t.Errorf("exit %d, %d reads in %d ms; want 256 in 64 ms or more", code, j.Read.IOs, j.Runtime)
+		}
+	}
 }
