@@ -68,21 +68,30 @@ func ParseSteadyCriterion(s string) (SteadyState, error) {
 	return c, nil
 }
 
-// String is the criterion as fio's JSON prints it, "iops_slope:0.010000%";
-// "" for none.
+// String is the criterion as ParseSteadyCriterion reads it,
+// "iops_slope:0.01%" (a bandwidth in bytes); "" for none.
 func (s SteadyState) String() string {
 	if s.Metric == "" {
 		return ""
 	}
-	kind := s.Metric
+	return fmt.Sprintf("%s:%s%s", s.Kind(), strconv.FormatFloat(s.Limit, 'f', -1, 64), s.Unit())
+}
+
+// Kind is the criterion's name as fio gives it: iops, iops_slope, bw or
+// bw_slope.
+func (s SteadyState) Kind() string {
 	if s.Slope {
-		kind += "_slope"
+		return s.Metric + "_slope"
 	}
-	pct := ""
+	return s.Metric
+}
+
+// Unit is "%" for a limit in percent, else "".
+func (s SteadyState) Unit() string {
 	if s.Percent {
-		pct = "%"
+		return "%"
 	}
-	return fmt.Sprintf("%s:%f%s", kind, float32(s.Limit), pct)
+	return ""
 }
 
 // Set makes s the criterion v as ParseSteadyCriterion reads it, keeping

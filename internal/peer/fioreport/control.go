@@ -86,34 +86,25 @@ func (p *printer) writeSteadyState(ss *steady.State) {
 		return
 	}
 	iops, bw := ss.Means()
-	attained, kind, how, pct := "no", "bw", " mean dev", ""
+	attained, how := "no", " mean dev"
 	if ss.Attained {
 		attained = "yes"
 	}
-	if ss.Criterion.Metric == "iops" {
-		kind = "iops"
-	}
 	if ss.Criterion.Slope {
 		how = " slope"
-	}
-	if ss.Criterion.Percent {
-		pct = "%"
 	}
 	// fio formats the mean in KiB/s, its decimal form as if in kB/s.
 	kib := bw / 1024
 	p.printf("  steadystate  : attained=%s, bw=%s (%s), iops=%s, %s%s=%.3f%s\n", attained,
 		num2str(kib*1024, 4, true, unitBytePerSec), num2str(kib*1000, 4, false, unitBytePerSec), num2str(iops, 4, false, unitNone),
-		kind, how, ss.Value, pct)
+		ss.Criterion.Metric, how, ss.Value, ss.Criterion.Unit())
 }
 
 // steadyJSON is fio's "steadystate" object.
 func steadyJSON(ss *steady.State) *object {
-	attained, pct := int64(0), ""
+	attained, c := int64(0), ss.Criterion
 	if ss.Attained {
 		attained = 1
-	}
-	if ss.Criterion.Percent {
-		pct = "%"
 	}
 	iops, bw := ss.Means()
 	ints := func(vs []uint64) []any {
@@ -129,10 +120,10 @@ func steadyJSON(ss *steady.State) *object {
 		add("iops", ints(ss.IOPS)).
 		add("bw", ints(ss.BW))
 	return (&object{}).
-		add("ss", ss.Criterion.String()).
+		add("ss", fmt.Sprintf("%s:%f%s", c.Kind(), float32(c.Limit), c.Unit())).
 		add("duration", int64(len(ss.IOPS))).
 		add("attained", attained).
-		add("criterion", fmt.Sprintf("%f%s", float32(ss.Value), pct)).
+		add("criterion", fmt.Sprintf("%f%s", float32(ss.Value), c.Unit())).
 		add("max_deviation", ss.MaxDeviation).
 		add("slope", ss.Slope).
 		add("data", data)
