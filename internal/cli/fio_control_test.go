@@ -215,11 +215,17 @@ func TestFioContinueOnErrorCountsVerifyFailures(t *testing.T) {
 	for _, c := range []struct {
 		run  func(*testing.T, string, ...string) ([]controlJob, int)
 		file string
-	}{{realFio, theirs}, {ourFio, ours}} {
+		fio  bool
+	}{{realFio, theirs, true}, {ourFio, ours, false}} {
 		jobs, code := c.run(t, dir, read(c.file, "--continue_on_error=verify")...)
 		j := jobs[0]
 		if code != 0 || j.TotalErr == nil || *j.TotalErr != 2 || *j.FirstError != 84 || j.Error != 84 || j.Read.IOs != 256 || j.Read.Bytes != 1<<20 {
 			t.Errorf("%s with continue_on_error=verify: exit %d, %+v; want exit 0, total_err 2, first_error 84, error 84, 256 reads of 1 MiB", c.file, code, j)
+		}
+		// The normal output's errors line, as fio prints it.
+		line := "     errors    : total=2, first_error=84/<Invalid or incomplete multibyte or wide character>\n"
+		if out := normalOutput(t, c.fio, dir, read(c.file, "--continue_on_error=verify")...); !strings.Contains(out, line) {
+			t.Errorf("%s: no %q in\n%s", c.file, line, out)
 		}
 		jobs, code = c.run(t, dir, read(c.file)...)
 		j = jobs[0]
@@ -227,6 +233,21 @@ func TestFioContinueOnErrorCountsVerifyFailures(t *testing.T) {
 			t.Errorf("%s without continue_on_error: exit %d, %+v; want exit 1, error 84, 11 reads (the bad one too), no total_err", c.file, code, j)
 		}
 	}
+}
+
+// normalOutput is fio's (if fio) or cephbench fio's normal output of a
+// run of args in dir.
+func normalOutput(t *testing.T, fio bool, dir string, args ...string) string {
+	t.Helper()
+	args = append(args, "--output-format=normal")
+	if fio {
+		cmd := exec.Command("fio", args...)
+		cmd.Dir = dir
+		out, _ := cmd.Output()
+		return string(out)
+	}
+	_, stdout, _ := cephbenchIn(t, context.Background(), dir, nil, append(append([]string{"fio"}, args...), "--results", t.TempDir())...)
+	return stdout
 }
 
 // keysOf lists the keys of a JSON object and of the objects in it, as
