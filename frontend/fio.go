@@ -129,15 +129,17 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		}
 		fmt.Fprintf(out.Stderr, "cephbench: %d results saved in %s\n", n, r.opts.Results)
 	}
-	return errors.Join(jobsError(ctx, errs), verifyError(results))
+	return errors.Join(jobsError(ctx, errs, results), verifyError(results))
 }
 
-// verifyError says how many blocks of which jobs read back other data
-// than was written, which fails a fio run (exit 1) as in fio; nil if none.
+// verifyError says how many blocks of which jobs that went on after an
+// error (continue_on_error) read back other data than was written, which
+// fails a fio run (exit 1) as in fio; nil if none.
 func verifyError(results []*result.Result) error {
 	var failed []string
 	for _, res := range results {
-		if res != nil && res.Errors["verify"] > 0 {
+		// A job that stopped at its first failed op says so in jobsError.
+		if res != nil && res.Errors["verify"] > 0 && res.StopReason != result.StopError {
 			failed = append(failed, fmt.Sprintf("job %q: %d blocks failed verification", res.Name, res.Errors["verify"]))
 		}
 	}
@@ -223,7 +225,8 @@ func (r *fioRun) runJobs(ctx context.Context) ([]*result.Result, []error) {
 	steps := r.job.Steps
 	results := make([]*result.Result, len(steps))
 	errs := make([]error, len(steps))
-	for from := 0; from < len(steps) && ctx.Err() == nil; {
+	exits := newFioExits(steps)
+	for from := 0; from < len(steps) && ctx.Err() == nil && !exits.stopped(); {
 		to := from + 1
 		for to < len(steps) && !steps[to].Front.Fio.Stonewall {
 			to++
@@ -231,10 +234,11 @@ func (r *fioRun) runJobs(ctx context.Context) ([]*result.Result, []error) {
 		var wg sync.WaitGroup
 		for i := from; i < to; i++ {
 			wg.Go(func() {
-				results[i], errs[i] = r.runJob(ctx, i)
+				results[i], errs[i] = r.runJob(ctx, i, exits.stop(i))
 				r.mu.Lock()
 				r.latest[i] = results[i]
 				r.mu.Unlock()
+				exits.ended(i, from, to, results[i], errs[i])
 			})
 		}
 		wg.Wait()
@@ -243,15 +247,18 @@ func (r *fioRun) runJobs(ctx context.Context) ([]*result.Result, []error) {
 	return results, errs
 }
 
-// jobsError is the run's error from its jobs' errors: the one failure, or
-// how many failed, or that it was interrupted.
-func jobsError(ctx context.Context, errs []error) error {
+// jobsError is the run's error from its jobs' errors and results: the
+// one failure, or how many failed, or that it was interrupted. A job
+// that ended at a failed op failed too, as in fio, which then exits 1.
+func jobsError(ctx context.Context, errs []error, results []*result.Result) error {
 	var failed []error
-	for _, err := range errs {
+	for i, err := range errs {
 		switch {
 		case errors.Is(err, step.ErrInterrupted):
 		case err != nil:
 			failed = append(failed, err)
+		case results[i] != nil && results[i].StopReason == result.StopError:
+			failed = append(failed, fmt.Errorf("%s: ended at its first failed op (%s), as continue_on_error says", results[i].Name, results[i].FirstError))
 		}
 	}
 	switch {
@@ -266,13 +273,16 @@ func jobsError(ctx context.Context, errs []error) error {
 }
 
 // runJob runs step i: its start delay, then its workload, whose result
-// it saves where the step says.
-func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
+// it saves where the step says, until stop is closed. A job stopped in
+// its start delay does not run: no result and no error.
+func (r *fioRun) runJob(ctx context.Context, i int, stop <-chan struct{}) (*result.Result, error) {
 	st := r.job.Steps[i]
 	if d := st.Front.Fio.StartDelay.D(); d > 0 {
 		select {
 		case <-ctx.Done():
 			return nil, step.ErrInterrupted
+		case <-stop:
+			return nil, nil
 		case <-time.After(d):
 		}
 	}
@@ -281,7 +291,7 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 	// is open (and its start delay over): a follower sees one gate per
 	// job, in the order they open, not one for the group.
 	var series []metrics.Second // what the status lines need of the run so far
-	so := step.Output{Live: r.live, Hooks: r.hooks(i), Opened: func(engine.Session) metrics.Subscriber {
+	so := step.Output{Live: r.live, Hooks: r.hooks(i), Stop: stop, Opened: func(engine.Session) metrics.Subscriber {
 		r.header()
 		if r.opts.StatusInterval <= 0 {
 			return nil
@@ -440,7 +450,7 @@ func (r *fioRun) groups(results []*result.Result) []fioreport.Group {
 			Name: st.Name, Description: f.Description, NumJobs: f.NumJobs,
 			RW: f.RW, IOEngine: f.IOEngine, BlockSize: int64(st.Workload.BlockSize), BlockSizes: st.Workload.BlockSizes, IODepth: f.IODepth,
 			PercentileList: f.PercentileList, LatPercentiles: f.LatPercentiles,
-			Options: fioOptions(f.Options),
+			Options: fioOptions(f.Options), ContinueOnError: f.ContinueOnError != "",
 		}
 		if results != nil {
 			fj.Result = results[i]

@@ -31,9 +31,13 @@ func FioJob(plan *fiojob.Plan, dir, results, at string) Job {
 				Description: j.Description, NumJobs: j.NumJobs, RW: j.RW, IOEngine: j.IOEngine, IODepth: j.IODepth,
 				PercentileList: j.PercentileList, LatPercentiles: j.LatPercentiles, Options: stepFioOptions(j.Options),
 				Logs: logsIn(j.Logs, dir),
+				ExitAll: j.ExitAll, ExitAllOnError: j.ExitAllOnError, ExitWhat: j.ExitWhat,
 			}},
 		}
 		st.Workload.Target = engine.InDir(st.Workload.Target, dir)
+		if j.ContinueOnError != "none" {
+			st.Front.Fio.ContinueOnError = j.ContinueOnError
+		}
 		if j.WholeTarget {
 			st.Passes = j.Passes()
 		}

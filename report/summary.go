@@ -52,6 +52,15 @@ func Summary(w io.Writer, r *result.Result) {
 		if r.BelowMinRate != nil {
 			how = "FAILED: " + r.BelowMinRate.Error()
 		}
+	case result.StopSteady:
+		how = "stopped: the rate held steady"
+		if ss := r.SteadyState; ss != nil {
+			how += fmt.Sprintf(" (%s over %s)", ss.Criterion, ss.Criterion.Window)
+		}
+	case result.StopError:
+		how = "stopped at its first failed op (" + r.FirstError + ")"
+	case result.StopTerminated:
+		how = "stopped early by its caller"
 	}
 	fmt.Fprintf(w, "%s: %.1fs measured, %s\n", r.Name, r.ElapsedSeconds, how)
 	for _, kind := range r.Kinds() {

@@ -15,6 +15,7 @@ import (
 	"github.com/cephbench/cephbench/internal/io/atomicfile"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/steady"
 )
 
 // Schema identifies the format of a Result; it changes when a field
@@ -29,6 +30,9 @@ const (
 	StopExhausted   = "exhausted" // an object limit reached, or nothing to read
 	StopInterrupted = "interrupted"
 	StopMinRate     = "below_min_rate" // a direction fell below its minimum rate: the run failed
+	StopSteady      = "steady"         // the workload's steady-state criterion held
+	StopError       = "error"          // an op failed of a kind the workload stops on
+	StopTerminated  = "terminated"     // the caller stopped it (fio's exitall)
 )
 
 // MeasuresNetwork is Result.Measures of a network test: its op kinds are
@@ -102,6 +106,13 @@ type Result struct {
 	// results merged together must share; nil in results saved before it
 	// was recorded (each encoded histogram holds them too).
 	HistogramSettings *metrics.HistogramSettings `json:"histogram_settings,omitempty"`
+
+	// FirstError is the class (a key of Errors) of the first op that
+	// failed; empty when none did.
+	FirstError string `json:"first_error,omitempty"`
+	// SteadyState is what the workload's steady-state criterion found;
+	// nil without one.
+	SteadyState *steady.State `json:"steady_state,omitempty"`
 	// Hosts are the results the hosts of a run on many hosts measured, in
 	// the order merged, each with its figures and histograms but without
 	// its series (Series holds the hosts' seconds added); empty for a

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/cephbench/cephbench/pace"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/steady"
 	"github.com/cephbench/cephbench/workload"
 )
 
@@ -30,6 +32,9 @@ const (
 	StopExhausted   = result.StopExhausted
 	StopInterrupted = result.StopInterrupted
 	StopMinRate     = result.StopMinRate
+	StopSteady      = result.StopSteady
+	StopError       = result.StopError
+	StopTerminated  = result.StopTerminated
 )
 
 // Options tune a run without changing what it measures.
@@ -57,6 +62,10 @@ type Options struct {
 	// called from the goroutine that ran the op, so concurrently for
 	// different workers and slots; it must not keep c.Op's buffer.
 	Completed func(c Completion)
+	// Stop, if set, ends the run when it is closed, as its duration
+	// would: no op starts after it, those in flight complete and are
+	// measured, and the run's reason is StopTerminated.
+	Stop <-chan struct{}
 	// Clock is the time the run reads; nil is engine.Now, the time every
 	// engine stamps its ops with. The run waits on the time package's
 	// timers, so another Clock is of use only where those follow it: in a
@@ -102,6 +111,11 @@ type Outcome struct {
 	// BelowMinRate is the direction that fell below its minimum rate,
 	// which failed the run; nil when none did.
 	BelowMinRate *result.RateShortfall
+	// FirstError is the class of the first op that failed, "" if none.
+	FirstError string
+	// Steady is what the workload's steady-state criterion found; nil
+	// without one.
+	Steady *steady.State
 }
 
 // Summaries returns the summary of each op kind the run did, by name.
@@ -125,6 +139,7 @@ func (o *Outcome) Result(name string, w *spec.Workload, host result.Host) (*resu
 		StopReason: o.StopReason, Interrupted: o.StopReason == StopInterrupted,
 		Ops: o.Summaries(), Errors: o.Collector.Errors(),
 		CPU: o.CPU, Queue: o.Collector.Queue(), Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
+		FirstError: o.FirstError, SteadyState: o.Steady,
 		BelowMinRate: o.BelowMinRate,
 		Histograms:   map[string]string{}, HistogramSettings: new(metrics.StandardHistogram()),
 	}
@@ -178,6 +193,10 @@ type run struct {
 	late          atomic.Int64
 	backlog       atomic.Int64 // bytes in flight, when MaxBacklog bounds them
 	stoppedAt     atomic.Int64 // engine.Now when stop was first called
+	firstError    atomic.Pointer[string]
+	// judge, for a workload with a steady-state criterion, takes each
+	// second from the ticking goroutine.
+	judge *steady.Judge
 
 	// index is each op kind's place in the collector, or -1 for a kind
 	// the run does not do; firstByte that of the kind's time to first
@@ -213,6 +232,7 @@ type worker struct {
 	started  atomic.Int64
 	finished atomic.Int64
 	writes   atomic.Int64 // writes completed, for FsyncEvery
+	thought  atomic.Int64 // ops completed, for ThinkEvery
 	_        [64]byte     // keep workers' counters on separate cache lines
 }
 
@@ -278,6 +298,9 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	r.payload, _ = sess.(engine.Payload)
 	r.setLanes(opts.Seed)
 	r.setFloors()
+	if w.SteadyState != nil {
+		r.judge = steady.New(*w.SteadyState)
+	}
 	if err := r.newWorkers(col, geo, shares); err != nil {
 		return nil, err
 	}
@@ -435,6 +458,12 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 		out.Missed = r.missed(now)
 	}
 	out.BelowMinRate = r.belowMin.Load()
+	if first := r.firstError.Load(); first != nil {
+		out.FirstError = *first
+	}
+	if r.judge != nil {
+		out.Steady = r.judge.State()
+	}
 }
 
 // newWorkers makes the run's workers, each with its recorder and op
@@ -645,6 +674,7 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval, 
 	defer timer.Stop()
 	<-timer.C
 	nextFloor := r.checkFloors(r.now())
+	stopped := r.opts.Stop
 	for {
 		now := r.now()
 		wait := next - now
@@ -670,6 +700,15 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval, 
 				r.drain(done)
 			}
 			return next
+		case <-stopped:
+			// Ended from outside: as at the run's end, the ops in
+			// flight complete, and the run with them.
+			r.stop(StopTerminated)
+			stopped = nil
+			if done == nil {
+				return next
+			}
+			continue
 		case <-timer.C:
 		}
 		now = r.now()
@@ -691,9 +730,27 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval, 
 		if now < next {
 			continue
 		}
-		r.emit(col.Tick(next - r.rampEnd))
+		t := col.Tick(next - r.rampEnd)
+		r.emit(t)
+		if r.judge != nil && r.judgeSecond(t) {
+			r.stop(StopSteady)
+		}
 		next += interval
 	}
+}
+
+// judgeSecond gives the steady-state judge one interval's ops and bytes,
+// every kind's but syncs and first bytes, and reports whether the
+// criterion holds.
+func (r *run) judgeSecond(t metrics.Tick) bool {
+	var ops, bytes int64
+	for name, k := range t.Kinds {
+		if name != "sync" && !slices.Contains(t.Derived, name) {
+			ops += k.Ops
+			bytes += k.Bytes
+		}
+	}
+	return r.judge.Add(ops, bytes, t.Dur, t.T+r.w.Ramp.D().Seconds())
 }
 
 // pacedToItsEnd reports whether the workers ended because a paced run's
@@ -904,7 +961,9 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 		if r.ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return // cut short by the interrupt, not a failure of the target
 		}
-		wk.rec.RecordError(r.index[op.Kind], r.errorClass(err))
+		class := r.errorClass(err)
+		wk.rec.RecordError(r.index[op.Kind], class)
+		r.failed(op.Kind.String(), class, errors.Is(err, engine.ErrVerify))
 		return
 	}
 	end := op.Completed
@@ -970,6 +1029,33 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 		if err == nil && op.Kind == engine.Write && r.w.FsyncEvery > 0 && wk.writes.Add(1)%int64(r.w.FsyncEvery) == 0 {
 			r.sync(wk, op.File)
 		}
+		if r.thinksAfter(wk) {
+			r.think(timer)
+		}
+	}
+}
+
+// thinksAfter counts an op of wk's completed and reports whether wk
+// pauses now, after ThinkEvery of them.
+func (r *run) thinksAfter(wk *worker) bool {
+	return r.w.ThinkTime > 0 && wk.thought.Add(1)%max(r.w.ThinkEvery, 1) == 0
+}
+
+// think pauses a worker for ThinkTime, ThinkSpin of it busy, waking at
+// the run's end or interruption.
+func (r *run) think(timer *time.Timer) {
+	start := r.now()
+	for spin := r.w.ThinkSpin.D(); r.now()-start < spin; {
+	}
+	wait := min(r.w.ThinkTime.D()-(r.now()-start), r.end-r.now())
+	if wait <= 0 {
+		return
+	}
+	timer.Reset(wait)
+	select {
+	case <-timer.C:
+	case <-r.ctx.Done():
+		timer.Stop()
 	}
 }
 
@@ -987,6 +1073,17 @@ func (r *run) sync(wk *worker, file int) {
 		// cut short by the interrupt, not a failure of the target
 	default:
 		wk.rec.RecordError(r.syncKind, engine.ErrorKind(err))
+		r.failed("sync", engine.ErrorKind(err), false)
+	}
+}
+
+// failed notes an op of kind that failed with an error of class (a
+// verification's when verify): the run's first error, and the end of the
+// run if the workload stops on it.
+func (r *run) failed(kind, class string, verify bool) {
+	r.firstError.CompareAndSwap(nil, &class)
+	if r.w.StopOnError != "" && r.w.StopsOnError(kind, verify) {
+		r.stop(StopError)
 	}
 }
 
@@ -1035,10 +1132,11 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	// file is synced, as fio orders a sync after the writes before it.
 	var writes int64
 	syncFile := -1
+	thinking := false // ThinkEvery ops completed: drain, then think
 	// submit fills the free slots, unless pacing says wait or a bound
 	// says stop.
 	submit := func() {
-		for !stopping && syncFile < 0 && len(free) > 0 {
+		for !stopping && syncFile < 0 && !thinking && len(free) > 0 {
 			if inFlight > 0 && (r.backlogFull() || r.ahead()) {
 				return // reap what completed before the next op may start
 			}
@@ -1073,6 +1171,10 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 		if syncFile >= 0 && inFlight == 0 {
 			r.sync(wk, syncFile)
 			syncFile = -1
+		}
+		if thinking && inFlight == 0 {
+			r.think(timer)
+			thinking = false
 		}
 		submit()
 		if inFlight == 0 {
@@ -1120,6 +1222,9 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 				if writes++; writes%int64(r.w.FsyncEvery) == 0 {
 					syncFile = op.File
 				}
+			}
+			if r.thinksAfter(wk) {
+				thinking = true
 			}
 			// Each slot goes back in flight as soon as it is checked,
 			// not after the whole batch: the queue stays deeper.

@@ -174,6 +174,22 @@ type Workload struct {
 	MaxBacklog Size `json:"max_backlog,omitempty"`
 	// OpTimeout fails an operation that takes longer; zero waits forever.
 	OpTimeout Duration `json:"op_timeout,omitempty"`
+	// SteadyState, when set, also ends the run once its rate holds
+	// steady by that criterion.
+	SteadyState *SteadyState `json:"steady_state,omitempty"`
+	// StopOnError ends the run at the first failed op of the kinds it
+	// lists, comma-separated: read, write (syncs too) and verify (a read
+	// whose data was wrong), or all. Empty: failed ops are counted and
+	// the run goes on.
+	StopOnError string `json:"stop_on_error,omitempty"`
+	// ThinkTime makes each worker pause this long after every ThinkEvery
+	// (at least 1) of its ops complete, its ops in flight completed
+	// first, as fio's thinktime and thinktime_blocks; ThinkSpin of the
+	// pause is spent busy on a processor rather than asleep
+	// (thinktime_spin). The pauses are part of the measured time.
+	ThinkTime  Duration `json:"think_time,omitempty"`
+	ThinkEvery int64    `json:"think_every,omitempty"`
+	ThinkSpin  Duration `json:"think_spin,omitempty"`
 
 	// FsyncEvery makes each worker sync its file after every this many of
 	// its writes complete (fio's fsync=); EndFsync syncs every file once
@@ -373,6 +389,12 @@ func (w *Workload) Validate() error {
 		return w.rateError()
 	case w.MaxBacklog < 0:
 		return fmt.Errorf("invalid backlog %d: negative", w.MaxBacklog)
+	case w.SteadyState != nil && w.SteadyState.Validate() != nil:
+		return w.SteadyState.Validate()
+	case w.ThinkTime < 0 || w.ThinkSpin < 0 || w.ThinkSpin > w.ThinkTime || w.ThinkEvery < 0:
+		return fmt.Errorf("invalid think time %s, spin %s, every %d ops (want the spin within the time)", w.ThinkTime, w.ThinkSpin, w.ThinkEvery)
+	case badStopOnError(w.StopOnError) != nil:
+		return badStopOnError(w.StopOnError)
 	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":
 		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
 	case w.Direct && (w.BlockSize%512 != 0 || w.MinBlockSize%512 != 0):
@@ -427,6 +449,38 @@ func (w *Workload) SetBlockSizes(s string) error {
 	w.BlockSize, w.BlockSizes = max(r.Max, wr.Max), BlockSizes(s)
 	if r.Fixed() && wr.Fixed() && r.Max == wr.Max {
 		w.BlockSizes = ""
+	}
+	return nil
+}
+
+// StopsOnError reports whether a failed op of kind ("read", "write",
+// "sync"), verify failures aside, or a failed verification when verify,
+// ends the run by StopOnError.
+func (w *Workload) StopsOnError(kind string, verify bool) bool {
+	if verify {
+		kind = "verify"
+	} else if kind == "sync" {
+		kind = "write"
+	}
+	for _, k := range strings.Split(w.StopOnError, ",") {
+		if k = strings.TrimSpace(k); k == "all" || k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// badStopOnError says which kind StopOnError names is none, or nil.
+func badStopOnError(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, k := range strings.Split(s, ",") {
+		switch strings.TrimSpace(k) {
+		case "read", "write", "verify", "all":
+		default:
+			return fmt.Errorf("invalid stop on error %q: %q is not read, write, verify or all", s, k)
+		}
 	}
 	return nil
 }

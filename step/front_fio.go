@@ -40,6 +40,18 @@ type Fio struct {
 	// Logs are the fio log files the job writes (write_bw_log and the
 	// like); nil for none.
 	Logs *fiolog.Options `json:"logs,omitempty"`
+
+	// ContinueOnError is continue_on_error as fio names it (read, write,
+	// io, verify, all); empty for none. The workload's StopOnError does
+	// what it says; fio then reports the errors it went on after.
+	ContinueOnError string `json:"continue_on_error,omitempty"`
+	// ExitAll: when the job ends, the jobs ExitWhat names end too;
+	// ExitAllOnError: when it ends in error. ExitWhat is "group" (or
+	// empty: the jobs of its reporting group), "stonewall" (the jobs
+	// running with it) or "all" (those and every later job).
+	ExitAll        bool   `json:"exitall,omitempty"`
+	ExitAllOnError bool   `json:"exitall_on_error,omitempty"`
+	ExitWhat       string `json:"exit_what,omitempty"`
 }
 
 // FioOption is one fio option as a job gave it: its canonical name and

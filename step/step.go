@@ -76,6 +76,8 @@ type Output struct {
 	Completed func(runner.Completion)
 	// Live, if set, draws a live progress line.
 	Live *Live
+	// Stop, if set, ends the run when closed (runner.Options.Stop).
+	Stop <-chan struct{}
 	Hooks
 }
 
@@ -151,6 +153,9 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	opts.Seed, opts.SoFar = st.Seed, out.SoFar
 	if out.Completed != nil {
 		opts.Completed = out.Completed
+	}
+	if out.Stop != nil {
+		opts.Stop = out.Stop
 	}
 	if opts.Seed == 0 {
 		opts.Seed = uint64(time.Now().UnixNano())

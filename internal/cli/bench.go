@@ -16,6 +16,7 @@ type workloadFlags struct {
 	rw        string
 	rwmixread int
 	w         spec.Workload
+	steady    spec.SteadyState
 }
 
 func (f *workloadFlags) register(cmd *cobra.Command) {
@@ -41,6 +42,9 @@ func (f *workloadFlags) register(cmd *cobra.Command) {
 	fl.Var(&f.w.RateCycle, "rate-cycle", "the period --rate-min is averaged over (default 1s)")
 	fl.StringVar(&f.w.RateProcess, "rate-process", "", "linear (evenly spaced ops, the default) or poisson (exponential intervals)")
 	fl.Var(&f.w.OpTimeout, "op-timeout", "fail an op that takes longer than this")
+	fl.Var(&f.steady, "steady-state", "also end once the rate holds steady over --steady-window, by fio's criteria: iops:5%, iops_slope:0.1%, bw:10%, bw_slope:1M")
+	fl.Var(&f.steady.Window, "steady-window", "how long --steady-state's rate must hold, whole seconds (default 60s)")
+	fl.Var(&f.steady.Ramp, "steady-ramp", "start judging --steady-state this long (and a second) after the start")
 	fl.BoolVar(&f.w.Direct, "direct", false, "use O_DIRECT (bypass the page cache)")
 	fl.BoolVar(&f.w.Verify, "verify", false, "check that reads return the data cephbench wrote")
 	fl.BoolVar(&f.w.Keep, "keep", false, "leave the files and objects created in place")
@@ -64,6 +68,12 @@ func (f *workloadFlags) workload(env Env, name string) (spec.Workload, error) {
 	}
 	if w.Duration == 0 && w.TotalOps == 0 && w.TotalBytes == 0 {
 		w.Duration = spec.Duration(10 * time.Second)
+	}
+	if ss := f.steady; ss.Metric != "" {
+		if ss.Window == 0 {
+			ss.Window = spec.Duration(time.Minute)
+		}
+		w.SteadyState = &ss
 	}
 	if err := w.Validate(); err != nil {
 		return w, usageErr(err)

@@ -423,7 +423,7 @@ func TestFioVerifyOnlyFindsACorruptedBlock(t *testing.T) {
 	}
 	f.Close()
 	code, out, stderr := cephbenchIn(t, context.Background(), dir, nil, append(append([]string{"fio"}, args...), "--verify_only", "--results", t.TempDir())...)
-	if code != ExitFailure || !strings.Contains(out, "err=84") || !strings.Contains(stderr, `job "v": 1 blocks failed verification`) {
+	if code != ExitFailure || !strings.Contains(out, "err=84") || !strings.Contains(stderr, "v: ended at its first failed op") {
 		t.Errorf("verify_only of a corrupted file: exit %d\n%s\n%s\nwant exit 1, err=84 and the count on stderr", code, out, stderr)
 	}
 	if !strings.Contains(out, "read: IOPS=") {

@@ -185,6 +185,17 @@ func (p *parser) build(pj *pending) (Job, error) {
 	// Each clone does its own size and number_ios, as fio's do.
 	w.BoundsPerWorker = o.numjobs > 1 && (w.TotalBytes > 0 || w.TotalOps > 0 || wholeTarget)
 	w.Ramp = spec.Duration(o.ramp)
+	w.StopOnError = continueOnError[o.continueOnError]
+	if o.steadyState.Window > 0 {
+		ss := o.steadyState
+		w.SteadyState = &ss
+	}
+	if o.thinkTime > 0 {
+		if o.thinkSpin > o.thinkTime {
+			return Job{}, fail("%s is longer than %s", at("thinktime_spin"), at("thinktime"))
+		}
+		w.ThinkTime, w.ThinkSpin, w.ThinkEvery = spec.Duration(o.thinkTime), spec.Duration(o.thinkSpin), o.thinkBlocks
+	}
 
 	if w.BlockSizes != "" && max(o.rate[0], o.rate[1]) > 0 {
 		return Job{}, fail("%s with block sizes that vary is not supported: fio caps bytes per direction, cephbench would pace ops of the largest size", at("rate"))
@@ -241,6 +252,7 @@ func (p *parser) build(pj *pending) (Job, error) {
 		IODepthBatchSubmit: int(batchSubmit), IODepthBatchCompleteMin: int(o.batchMin), IODepthBatchCompleteMax: int(batchMax),
 		Logs:        logsOf(o),
 		perJobFiles: perJobFiles, newGroup: o.newGroup,
+		ContinueOnError: o.continueOnError, ExitAll: o.exitAll, ExitAllOnError: o.exitAllOnError, ExitWhat: o.exitWhat,
 	}, nil
 }
 

@@ -146,6 +146,18 @@ type Job struct {
 	// running together there would share files, so Parse refuses that.
 	perJobFiles bool
 	newGroup    bool // new_group: a new reporting group without waiting
+
+	// ContinueOnError is continue_on_error as fio names it: none, read,
+	// write, io, verify or all. Workload.StopOnError holds what it means.
+	ContinueOnError string
+	// ExitAll: when the job ends, the jobs ExitWhat names end too. It is
+	// fio's exitall, which one job turns on for all, so Parse sets it on
+	// every job when one has it. ExitAllOnError does the same only when
+	// the job ends in error.
+	ExitAll, ExitAllOnError bool
+	// ExitWhat is exit_what: group (the jobs of the job's reporting
+	// group), stonewall (every running job) or all (every job).
+	ExitWhat string
 }
 
 // Option is one option as a job gave it.
@@ -211,6 +223,11 @@ func Parse(args []string, getenv func(string) string, readFile func(path string)
 		p.plan.Notes = append(p.plan.Notes, "fio options that change nothing in cephbench, ignored: "+strings.Join(slices.Sorted(maps.Keys(p.ignored)), ", "))
 	}
 	assignGroups(p.plan.Jobs)
+	if slices.ContainsFunc(p.plan.Jobs, func(j Job) bool { return j.ExitAll }) {
+		for i := range p.plan.Jobs {
+			p.plan.Jobs[i].ExitAll = true
+		}
+	}
 	if err := checkSharedDirs(p.plan.Jobs); err != nil {
 		return nil, err
 	}

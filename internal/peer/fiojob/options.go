@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/internal/peer/fiolog"
+	"github.com/cephbench/cephbench/spec"
 )
 
 // opts is one job's options as parsed so far. A job starts as a copy of
@@ -67,8 +68,14 @@ type opts struct {
 	// fio's log files: the names given to write_bw_log, write_lat_log,
 	// write_iops_log and write_hist_log ("" for the job's name; whether
 	// each is on is whether it was given) and how they are written.
-	logs     fiolog.Options
-	logNames [4]string
+	logs                    fiolog.Options
+	logNames                [4]string
+	continueOnError         string // fio's name for it; "none" by default
+	exitAll, exitAllOnError bool
+	exitWhat                string
+	steadyState             spec.SteadyState // its window is ss_dur, 0 for none
+	thinkTime, thinkSpin    time.Duration
+	thinkBlocks             int64
 }
 
 // setting is where an option got its value, for error messages.
@@ -94,6 +101,11 @@ func defaultOpts() opts {
 		clatPct:     true,
 		percentiles: defaultPercentiles,
 		logs:        fiolog.Options{PerJob: true},
+
+		continueOnError: "none",
+		exitWhat:        "group",
+		steadyState:     spec.SteadyState{Metric: "iops", Slope: true, Limit: 0.01, Percent: true},
+		thinkBlocks:     1,
 	}
 }
 
@@ -276,6 +288,80 @@ var table = []option{
 	{name: "clientname", set: stringSetter(func(o *opts) *string { return &o.clientname })},
 	{name: "clustername", set: stringSetter(func(o *opts) *string { return &o.cluster })},
 	{name: "conf", set: stringSetter(func(o *opts) *string { return &o.conf })},
+	{name: "continue_on_error", set: setContinueOnError},
+	{name: "exitall", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.exitAll })},
+	{name: "exitall_on_error", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.exitAllOnError })},
+	{name: "exit_what", set: func(o *opts, v string) error {
+		v = strings.TrimSpace(v)
+		if v != "group" && v != "stonewall" && v != "all" {
+			return errors.New("want group, stonewall or all")
+		}
+		o.exitWhat = v
+		return nil
+	}},
+	{name: "steadystate", alias: "ss", set: setSteadyState},
+	{name: "steadystate_duration", alias: "ss_dur", set: timeSetter(func(o *opts) *time.Duration { return (*time.Duration)(&o.steadyState.Window) })},
+	{name: "steadystate_ramp_time", alias: "ss_ramp", set: timeSetter(func(o *opts) *time.Duration { return (*time.Duration)(&o.steadyState.Ramp) })},
+	{name: "thinktime", set: func(o *opts, v string) error {
+		d, err := parseTime(v, time.Microsecond)
+		o.thinkTime = d
+		return err
+	}},
+	{name: "thinktime_spin", set: func(o *opts, v string) error {
+		d, err := parseTime(v, time.Microsecond)
+		o.thinkSpin = d
+		return err
+	}},
+	{name: "thinktime_blocks", set: countSetter(func(o *opts) *int64 { return &o.thinkBlocks }, 1)},
+}
+
+// continueOnError maps continue_on_error's values to the kinds of failure
+// that still end the job (spec.Workload.StopOnError): fio goes on after
+// the kinds named and stops at any other.
+var continueOnError = map[string]string{
+	"none": "all", "0": "all",
+	"read":   "write,verify",
+	"write":  "read,verify",
+	"io":     "verify",
+	"verify": "read,write",
+	"all":    "", "1": "",
+}
+
+func setContinueOnError(o *opts, v string) error {
+	v = strings.TrimSpace(v)
+	if _, ok := continueOnError[v]; !ok {
+		return errors.New("want none, read, write, io, verify or all (or 0, 1)")
+	}
+	switch v {
+	case "0":
+		v = "none"
+	case "1":
+		v = "all"
+	}
+	o.continueOnError = v
+	return nil
+}
+
+// setSteadyState reads steadystate's criterion, its bandwidth limits in
+// the job's kb_base, as fio does; ss_dur sets its window.
+func setSteadyState(o *opts, v string) error {
+	kind, limit, _ := strings.Cut(strings.TrimSpace(v), ":")
+	c, err := spec.ParseSteadyCriterion(kind + ":1")
+	if err != nil {
+		return err
+	}
+	if pct, isPct := strings.CutSuffix(strings.TrimSpace(limit), "%"); !isPct && c.Metric == "bw" && limit != "" {
+		n, err := parseSize(pct, o.kbBase)
+		if err != nil {
+			return err
+		}
+		c.Limit = float64(n)
+	} else if c, err = spec.ParseSteadyCriterion(v); err != nil {
+		return err
+	}
+	c.Window, c.Ramp = o.steadyState.Window, o.steadyState.Ramp
+	o.steadyState = c
+	return nil
 }
 
 // errOffset refuses a job that starts anywhere but at the start of its

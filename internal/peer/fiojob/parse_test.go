@@ -311,7 +311,7 @@ func TestUnknownOptions(t *testing.T) {
 	wantContains(t, parseErr(t, []string{"u.fio"}, fsys, nil), "u.fio:6", `unknown option "blocksiz"`, "did you mean blocksize")
 	wantContains(t, parseErr(t, []string{"--name=a", "--frobnicate=3"}, nil, nil), "command line", "--frobnicate", "unknown option")
 	// fio has it, cephbench does not run it.
-	wantContains(t, parseErr(t, []string{"t.fio"}, files{"t.fio": "[j]\nthinktime=10\n"}, nil), "t.fio:2", `"thinktime"`, "not supported by cephbench")
+	wantContains(t, parseErr(t, []string{"t.fio"}, files{"t.fio": "[j]\nzonemode=zbd\n"}, nil), "t.fio:2", `"zonemode"`, "not supported by cephbench")
 	wantContains(t, parseErr(t, []string{"--eta=never", "--name=a"}, nil, nil), "--eta", "not supported by cephbench")
 	wantContains(t, parseErr(t, []string{"x.fio"}, files{"x.fio": "bs=4k\n[j]\n"}, nil), "x.fio:1", "outside any [section]")
 	wantContains(t, parseErr(t, []string{"--bs"}, nil, nil), "--bs needs a value")

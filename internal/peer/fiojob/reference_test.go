@@ -58,6 +58,7 @@ func TestReport000(t *testing.T) {
 		Name: "test-rw", Target: spec.Target{Scheme: "file", Location: "."}, FilePrefix: "test-rw",
 		Pattern: spec.Sequential, ReadPercent: 50, BlockSize: 1 << 20, FileSize: 10 << 20,
 		Workers: 20, QueueDepth: 1, TotalBytes: 200 << 20, BoundsPerWorker: true, IOEngine: "psync",
+		StopOnError: "all", // fio's continue_on_error=none
 	}
 	if j.Workload != want {
 		t.Errorf("workload\n got %+v\nwant %+v", j.Workload, want)
@@ -111,7 +112,7 @@ func TestReport004(t *testing.T) {
 				Name: w.name, Target: spec.Target{Scheme: "file", Location: "/dev/sdb"},
 				Pattern: w.pattern, ReadPercent: w.reads, BlockSize: w.bs, FileSize: 1 << 30,
 				Workers: 1, QueueDepth: 128, Duration: spec.Duration(600 * time.Second),
-				IOEngine: "libaio", Direct: true,
+				IOEngine: "libaio", Direct: true, StopOnError: "all",
 			}
 			if j.Workload != wl {
 				t.Errorf("workload\n got %+v\nwant %+v", j.Workload, wl)
@@ -175,6 +176,7 @@ func TestReport003(t *testing.T) {
 				Name: "write-4M", Target: spec.Target{Scheme: "rbd", Location: "rbd/block-device1?id=admin"},
 				Pattern: c.pattern, ReadPercent: c.reads, BlockSize: 4 << 20,
 				Workers: 1, QueueDepth: 32, Duration: spec.Duration(120 * time.Second),
+				StopOnError: "all",
 			}
 			if j.Workload != want {
 				t.Errorf("workload\n got %+v\nwant %+v", j.Workload, want)

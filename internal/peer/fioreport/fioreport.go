@@ -43,6 +43,12 @@
 //     transfer, which then counts as an error, not as an io. The latency
 //     line (target, window, percentile) is fio's without a latency target,
 //     which cephbench does not have.
+//   - A read whose data fails verification counts as an io (in total_ios
+//     and io_bytes, not in the latencies) and as an error, as fio counts
+//     it. An error's number (the job's error, first_error) is its errno;
+//     a failed verification is EILSEQ, an engine's own failure EIO.
+//   - The steadystate block's samples are the run's per-second intervals
+//     (fio's checks are every second from its helper thread's start).
 package fioreport
 
 import (
@@ -111,6 +117,9 @@ type Job struct {
 	// Options are the options set in the job's section, for JSON's "job
 	// options"; its name is always there first.
 	Options []Option
+	// ContinueOnError: the job sets continue_on_error, so fio reports
+	// the errors it went on after (total_err, first_error).
+	ContinueOnError bool
 	// Clones are each clone's own result, in clone order, when the run
 	// kept them; nil otherwise. Without group reporting each is printed
 	// as a job of its own, as fio prints its clones.

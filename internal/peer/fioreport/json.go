@@ -51,6 +51,16 @@ func writeValue(p *printer, v any, level int) {
 		p.printf("%s", strconv.FormatFloat(v, 'f', 6, 64))
 	case *object:
 		v.write(p, level)
+	case []any:
+		p.printf("[\n")
+		for i, e := range v {
+			if i > 0 {
+				p.printf(",\n")
+			}
+			p.printf("%s", indent(level+1))
+			writeValue(p, e, level+1)
+		}
+		p.printf("\n%s]", indent(level))
 	case []*object:
 		p.printf("[\n")
 		for i, o := range v {
@@ -197,6 +207,7 @@ func jobJSON(s *section, g *groupStats, elapsed int64, plus bool) *object {
 	o.add("latency_ns", shares(lat.ns[:], latencyLabels[:10]))
 	o.add("latency_us", shares(lat.us[:], latencyLabels[:10]))
 	o.add("latency_ms", shares(lat.ms[:], latencyLabels[:]))
+	errorsJSON(o, s)
 	if j.IODepth > 0 {
 		o.add("latency_depth", int64(j.IODepth)).
 			add("latency_target", int64(0)).
@@ -205,6 +216,9 @@ func jobJSON(s *section, g *groupStats, elapsed int64, plus bool) *object {
 	}
 	if j.Description != "" {
 		o.add("desc", j.Description)
+	}
+	if s.steady != nil {
+		o.add("steadystate", steadyJSON(s.steady))
 	}
 	return o
 }

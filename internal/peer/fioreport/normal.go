@@ -3,8 +3,6 @@ package fioreport
 import (
 	"io"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -81,7 +79,7 @@ func errText(s *section) string {
 	if s.errText != "" {
 		return s.errText
 	}
-	return unix.Errno(s.err).Error()
+	return strerror(s.err)
 }
 
 func (r *Report) writeSection(p *printer, s *section, g *groupStats) {
@@ -123,11 +121,13 @@ func (r *Report) writeSection(p *printer, s *section, g *groupStats) {
 	p.printf("     complete  : 0=%3.1f%%, 4=%3.1f%%, 8=%3.1f%%, 16=%3.1f%%, 32=%3.1f%%, 64=%3.1f%%, >=64=%3.1f%%\n",
 		q[0], q[1], q[2], q[3], q[4], q[5], q[6])
 	p.printf("     issued rwts: total=%d,%d,0,%d short=0,0,0,0 dropped=0,0,0,0\n", s.dirs[0].ios, s.dirs[1].ios, s.syncs())
+	p.writeErrors(s)
 	if s.job.IODepth > 0 {
 		// cephbench has no latency target: these are fio's figures
 		// without one.
 		p.printf("     latency   : target=0, window=0, percentile=100.00%%, depth=%d\n", s.job.IODepth)
 	}
+	p.writeSteadyState(s.steady)
 }
 
 var dirNames = [2]string{"read", "write"}

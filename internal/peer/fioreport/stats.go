@@ -10,6 +10,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/steady"
 )
 
 // kinds are cephbench's op kinds in fio's direction order: read, write.
@@ -82,6 +83,12 @@ type section struct {
 	userMs, sysMs, runMs float64
 	ctx, majf, minf      int64
 	queue                metrics.QueueCounts
+	// continued counts the errors the job went on after, firstErr is
+	// its first error's number, steady what its steady-state criterion
+	// found (nil without one).
+	continued int64
+	firstErr  int
+	steady    *steady.State
 }
 
 func newSection(j *Job, group int) (*section, error) {
@@ -90,6 +97,7 @@ func newSection(j *Job, group int) (*section, error) {
 	if r == nil {
 		return s, nil
 	}
+	s.addErrors(j, r)
 	for d, kind := range kinds {
 		ks, ok := r.Ops[kind]
 		if !ok || ks.Ops == 0 {
@@ -101,6 +109,12 @@ func newSection(j *Job, group int) (*section, error) {
 		}
 		dir := &s.dirs[d]
 		dir.bytes, dir.ios, dir.hist = ks.Bytes, ks.Ops, h
+		if kind == "read" {
+			// fio counts a read whose data fails verification as done,
+			// and as an error; cephbench as an error only.
+			dir.ios += r.Errors["verify"]
+			dir.bytes += r.Errors["verify"] * j.BlockSize
+		}
 		// fio's run time is whole milliseconds; a run under one still
 		// did its ops in some time.
 		dir.runtimeMs = max(int64(r.ElapsedSeconds*1000), 1)
@@ -172,6 +186,13 @@ func (s *section) add(o *section) {
 	s.sysMs += o.sysMs
 	s.runMs += o.runMs
 	s.ctx += o.ctx
+	s.continued += o.continued
+	if s.firstErr == 0 {
+		s.firstErr = o.firstErr
+	}
+	if o.steady != nil {
+		s.steady = o.steady // fio reports the group's last job's
+	}
 	s.majf += o.majf
 	s.minf += o.minf
 	s.queue.Add(&o.queue)

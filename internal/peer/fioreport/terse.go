@@ -40,6 +40,9 @@ func (r *Report) WriteTerse(w io.Writer) error {
 		for _, u := range r.Disks {
 			writeDiskTerse(p, u)
 		}
+		if s.job.ContinueOnError {
+			p.printf(";%d;%d", s.continued, s.firstErr)
+		}
 		if s.job.Description != "" {
 			p.printf(";%s", s.job.Description)
 		}
