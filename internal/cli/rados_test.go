@@ -298,3 +298,27 @@ func TestDisruptiveRadosBenchOnAPoolThatFillsUp(t *testing.T) {
 		t.Errorf("the full pool keeps %d of the objects the run wrote\n%s", len(left), errOut)
 	}
 }
+
+// Report 002's commands as typed, one-dash flags and all, against a real
+// pool: a write that keeps its objects, then `bench 30 seq -no-cleanup`
+// reading them back (ended early by running out of objects, as Ceph's
+// rados ends it) and leaving them in place.
+func TestReport002SeqNoCleanupRunsAsTyped(t *testing.T) {
+	pool := cephPool(t)
+	code, out, errOut := cephbench(t, context.Background(), "rados", "-p", pool, "bench", "3", "write", "-t", "4", "-b", "64K", "-no-cleanup",
+		"--results", t.TempDir())
+	if code != 0 {
+		t.Fatalf("write -no-cleanup: exit %d\n%s\n%s", code, out, errOut)
+	}
+	written := len(poolObjects(t, pool))
+	code, out, errOut = cephbench(t, context.Background(), "rados", "-p", pool, "bench", "30", "seq", "-no-cleanup", "--results", t.TempDir())
+	if code != 0 {
+		t.Fatalf("rados -p %s bench 30 seq -no-cleanup: exit %d\n%s\n%s", pool, code, out, errOut)
+	}
+	if !strings.Contains(out, "Bandwidth (MB/sec):") || !strings.Contains(out, "Total reads made:") {
+		t.Errorf("seq printed no read summary:\n%s", out)
+	}
+	if left := len(poolObjects(t, pool)); written < 2 || left != written {
+		t.Errorf("%d objects after the write, %d after seq -no-cleanup; want them all kept", written, left)
+	}
+}
