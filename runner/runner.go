@@ -217,6 +217,9 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		return nil, err
 	}
 	geo := sess.Geometry()
+	if err := workload.CheckRegions(w, geo); err != nil {
+		return nil, engine.Usagef("%v", err)
+	}
 	mixed := w.Mix != ""
 	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && (w.Reads() || mixed), fills: w.Writes() || mixed, syncKind: -1, opts: opts}
 	kinds, shares, err := r.setKinds(geo)

@@ -108,6 +108,22 @@ type Workload struct {
 	// FileSize is the region a block or file workload addresses, per file.
 	// Zero means the size of an existing file or device.
 	FileSize Size `json:"file_size,omitempty"`
+	// Offset is where the region of each worker starts in its file, and
+	// OffsetIncrement moves worker N's on by N times it (fio's offset and
+	// offset_increment): worker N addresses FileSize bytes (or the rest
+	// of its file) from Offset+N*OffsetIncrement, and new files are laid
+	// out to hold every worker's region.
+	Offset          Size `json:"offset,omitempty"`
+	OffsetIncrement Size `json:"offset_increment,omitempty"`
+	// Distribution is how random offsets spread over a worker's region,
+	// in fio's random_distribution syntax (see ParseDistribution); empty
+	// is uniform.
+	Distribution string `json:"distribution,omitempty"`
+	// RandomMap makes random offsets visit every block of a worker's
+	// region once per pass, in an order drawn from the run's seed, as fio
+	// does unless norandommap; unset, each offset is drawn independently,
+	// so some blocks are hit twice and others not at all in a pass.
+	RandomMap bool `json:"random_map,omitempty"`
 
 	// Workers run in parallel, each keeping QueueDepth operations in flight.
 	Workers    int `json:"workers"`
@@ -156,6 +172,26 @@ type Workload struct {
 	Verify bool `json:"verify,omitempty"` // check read data against what was written
 	Keep   bool `json:"keep,omitempty"`   // leave created files and objects in place
 	Force  bool `json:"force,omitempty"`  // write over data in use (devices with signatures)
+}
+
+// distributionError checks Distribution and how it goes with the rest.
+func (w *Workload) distributionError() error {
+	d, err := ParseDistribution(w.Distribution)
+	switch {
+	case err != nil:
+		return err
+	case d.Kind != DistRandom && w.RandomMap:
+		return errRandomMapDistribution
+	case d.Kind == DistZonedAbs && w.FileSize > 0:
+		var span int64
+		for _, z := range d.Zones {
+			span += z.Span
+		}
+		if span > int64(w.FileSize) {
+			return fmt.Errorf("zoned_abs: the zones span %s, more than the file size %s", Size(span), w.FileSize)
+		}
+	}
+	return nil
 }
 
 // Writes reports whether the workload issues any write.
@@ -228,6 +264,10 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid file size %d", w.FileSize)
 	case w.FileSize > 0 && w.FileSize < w.BlockSize:
 		return fmt.Errorf("file size %s is smaller than block size %s", w.FileSize, w.BlockSize)
+	case w.Offset < 0 || w.OffsetIncrement < 0:
+		return fmt.Errorf("invalid offset %d or offset increment %d: negative", w.Offset, w.OffsetIncrement)
+	case w.distributionError() != nil:
+		return w.distributionError()
 	case w.Workers < 1:
 		return fmt.Errorf("invalid worker count %d: must be at least 1", w.Workers)
 	case w.Workers > 4096:

@@ -76,7 +76,13 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 		rs[i] = r
 	}
 
-	size := int64(w.FileSize)
+	// Each file holds the regions of its workers (see workload.Region).
+	sizes := make([]int64, len(rs))
+	size := int64(0)
+	for i := range rs {
+		sizes[i] = fileExtent(w, i, len(rs))
+		size = max(size, sizes[i])
+	}
 	if size == 0 {
 		size = math.MaxInt64
 		for _, r := range rs {
@@ -90,15 +96,18 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 			}
 			size = min(size, r.size)
 		}
+		for i := range sizes {
+			sizes[i] = size
+		}
 	}
-	for _, r := range rs {
+	for i, r := range rs {
 		switch {
 		case !r.exists || r.ours || w.Force:
 		case w.Writes():
 			return nil, engine.Usagef("%s exists and holds data cephbench did not write; pass --force to overwrite it", r.path)
-		case r.size < size:
+		case r.size < sizes[i]:
 			return nil, engine.Usagef("%s holds %d bytes, less than the file size %s, and cephbench did not write it; pass --force to extend it",
-				r.path, r.size, spec.Size(size))
+				r.path, r.size, spec.Size(sizes[i]))
 		}
 	}
 
@@ -111,8 +120,8 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 			Size:   size - size%bs,
 		},
 	}
-	for _, r := range rs {
-		created, err := prepare(ctx, w, r, size)
+	for i, r := range rs {
+		created, err := prepare(ctx, w, r, sizes[i])
 		if created {
 			s.created = append(s.created, r.path)
 		}
@@ -137,6 +146,17 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 	}
 	s.useRawIO(w)
 	return s, nil
+}
+
+// fileExtent is the size file (of files) must have to hold the regions of
+// its workers, each w.FileSize bytes from its offset; 0 when w gives no
+// file size. Worker k uses file k%files.
+func fileExtent(w *spec.Workload, file, files int) int64 {
+	if w.FileSize == 0 {
+		return 0
+	}
+	last := file + (w.Workers-1-file)/files*files // the file's last worker
+	return int64(w.Offset) + int64(max(last, 0))*int64(w.OffsetIncrement) + int64(w.FileSize)
 }
 
 // prepare creates r if it does not exist and lays out what the workload

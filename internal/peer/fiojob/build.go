@@ -72,13 +72,15 @@ func (p *parser) build(pj *pending) (Job, error) {
 	region := o.filesize
 	if region == 0 {
 		region = o.size
+	} else if o.offset < region {
+		region -= o.offset // the file is filesize bytes, offset included
 	}
 	var amount int64
 	switch {
 	case o.ioSize > 0:
 		amount = o.ioSize
 	case o.size > 0 && o.filesize > 0:
-		amount = min(o.size, o.filesize)
+		amount = min(o.size, region)
 	default:
 		amount = region
 	}
@@ -150,6 +152,9 @@ func (p *parser) build(pj *pending) (Job, error) {
 	}
 	w.QueueDepth = int(qd)
 	w.Workers = int(o.numjobs)
+	if err := where(&w, o, mode.random, at); err != nil {
+		return Job{}, fail("%s", err)
+	}
 
 	// Bounds. Workload bounds are totals over its workers, fio's are per
 	// clone: the byte and op bounds are multiplied by numjobs.
@@ -232,10 +237,39 @@ func (p *parser) build(pj *pending) (Job, error) {
 		StartDelay: o.startdelay, Loops: int(o.loops),
 		Unlink: o.unlink, VerifyAlg: o.verify,
 		PercentileList: slices.Clone(o.percentiles), LatPercentiles: o.latPct, ClatPercentiles: o.clatPct,
-		NoRandomMap: o.norandommap, RandRepeat: o.randrepeat,
+		NoRandomMap: o.norandommap, RandRepeat: o.randrepeat, RandSeed: o.randseed, RandSeedSet: o.given["randseed"] != (setting{}),
 		IODepthBatchSubmit: int(batchSubmit), IODepthBatchCompleteMin: int(o.batchMin), IODepthBatchCompleteMax: int(batchMax),
 		perJobFiles: perJobFiles, newGroup: o.newGroup,
 	}, nil
+}
+
+// where sets the part of each file a job clone addresses (offset,
+// offset_increment) and how its random offsets spread (random_distribution,
+// norandommap), as fio does: clone N starts at offset+N*offset_increment
+// and spans size bytes, its file laid out to hold them; with filesize, the
+// file is filesize bytes and the clone spans what follows its offset (the
+// caller's region). fio
+// keeps a random map, visiting every block once per pass, unless
+// norandommap or a distribution other than random.
+func where(w *spec.Workload, o *opts, random bool, at func(string) string) error {
+	w.Offset, w.OffsetIncrement = spec.Size(o.offset), spec.Size(o.offsetIncrement)
+	w.Distribution = o.randomDistribution
+	dist, _ := spec.ParseDistribution(o.randomDistribution) // checked when set
+	w.RandomMap = random && !o.norandommap && dist.Kind == spec.DistRandom
+	if o.offset == 0 && o.offsetIncrement == 0 {
+		return nil
+	}
+	switch {
+	case o.ioengine == "rados":
+		return fmt.Errorf("%s: ioengine=rados gives each clone an object of its own, from its start", at("offset"))
+	case o.size == 0 && o.filesize == 0:
+		return fmt.Errorf("%s without size= or filesize= is not supported: give the size of the region each clone addresses", at("offset"))
+	case o.filesize > 0 && o.offsetIncrement > 0:
+		return fmt.Errorf("%s with %s is not supported: give size= for each clone's region instead", at("offset_increment"), at("filesize"))
+	case o.filesize > 0 && o.offset+int64(w.BlockSize) > o.filesize:
+		return fmt.Errorf("%s leaves no %d-byte block of the %d-byte files (%s)", at("offset"), w.BlockSize, o.filesize, at("filesize"))
+	}
+	return nil
 }
 
 // cephQuery is the connection part of an rbd:// or rados:// target. As in

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cephbench/cephbench/spec"
 )
 
 // opts is one job's options as parsed so far. A job starts as a copy of
@@ -39,6 +41,9 @@ type opts struct {
 
 	direct, groupReporting, stonewall, newGroup bool
 	norandommap, randrepeat                     bool
+	randomDistribution                          string
+	randseed                                    uint64
+	offset, offsetIncrement                     int64
 	fsync                                       int64
 	endFsync, unlink                            bool
 	verify                                      string
@@ -136,12 +141,18 @@ var table = []option{
 	{name: "number_ios", set: sizeSetter(func(o *opts) *int64 { return &o.numberIOs })},
 	{name: "offset", alias: "fileoffset", set: func(o *opts, v string) error {
 		n, err := parseSize(v, o.kbBase)
-		if err == nil && n != 0 {
-			err = errOffset
-		}
 		if errors.Is(err, errPercent) {
-			err = errOffset
+			err = errOffsetPercent
 		}
+		o.offset = n
+		return err
+	}},
+	{name: "offset_increment", set: func(o *opts, v string) error {
+		n, err := parseSize(v, o.kbBase)
+		if errors.Is(err, errPercent) {
+			err = errOffsetPercent
+		}
+		o.offsetIncrement = n
 		return err
 	}},
 	{name: "nrfiles", alias: "nr_files", set: func(o *opts, v string) error {
@@ -195,6 +206,28 @@ var table = []option{
 	{name: "stonewall", alias: "wait_for_previous", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.stonewall })},
 	{name: "new_group", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.newGroup })},
 	{name: "norandommap", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.norandommap })},
+	{name: "random_distribution", set: func(o *opts, v string) error {
+		if _, err := spec.ParseDistribution(v); err != nil {
+			return err
+		}
+		o.randomDistribution = strings.TrimSpace(v)
+		return nil
+	}},
+	// cephbench draws offsets from its own seeded generator whichever fio
+	// names (see workload's picker): the generator changes which
+	// sequence of offsets fio makes, not how they spread.
+	{name: "random_generator", set: func(_ *opts, v string) error {
+		switch strings.TrimSpace(v) {
+		case "tausworthe", "lfsr", "tausworthe64":
+			return nil
+		}
+		return errors.New("want tausworthe, lfsr or tausworthe64")
+	}},
+	{name: "randseed", set: func(o *opts, v string) error {
+		n, err := parseCount(v, o.kbBase)
+		o.randseed = uint64(n)
+		return err
+	}},
 	{name: "randrepeat", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.randrepeat })},
 	{name: "end_fsync", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.endFsync })},
 	{name: "unlink", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.unlink })},
@@ -212,9 +245,9 @@ var table = []option{
 	{name: "conf", set: stringSetter(func(o *opts) *string { return &o.conf })},
 }
 
-// errOffset refuses a job that starts anywhere but at the start of its
-// files, which the Workload has no way to say.
-var errOffset = errors.New("not supported yet: cephbench addresses files from their start")
+// errOffsetPercent refuses an offset in percent of the file: fio takes it
+// of the size the file had before the job laid it out (0 for a new one).
+var errOffsetPercent = errors.New("an offset in percent of the file is not supported; give it in bytes (4m, 1g)")
 
 // byName finds options by name and alias.
 var byName = func() map[string]*option {

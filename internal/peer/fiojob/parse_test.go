@@ -353,8 +353,15 @@ func TestUnsupported(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--offset=4k"}, []string{"offset=4k", "not supported yet"}},
-		{[]string{"--offset=10%"}, []string{"offset=10%", "not supported yet"}},
+		{[]string{"--offset=10%"}, []string{"offset=10%", "percent", "not supported"}},
+		{[]string{"--offset_increment=5%"}, []string{"offset_increment=5%", "percent", "not supported"}},
+		{[]string{"--filesize=8k", "--offset=6k"}, []string{"offset=6k", "leaves no 4096-byte block"}},
+		{[]string{"--filesize=8m", "--offset_increment=1m"}, []string{"offset_increment=1m", "filesize=8m", "not supported"}},
+		{[]string{"--ioengine=rados", "--pool=p", "--offset=1m"}, []string{"offset=1m", "ioengine=rados"}},
+		{[]string{"--random_distribution=zipf:1"}, []string{"random_distribution=zipf:1", "θ"}},
+		{[]string{"--random_distribution=zoned:50/10:40/20"}, []string{"random_distribution=zoned:50/10:40/20", "add up to 90"}},
+		{[]string{"--random_distribution=zoned:50/10,60/20"}, []string{"per direction", "not supported"}},
+		{[]string{"--random_generator=mt"}, []string{"random_generator=mt", "tausworthe"}},
 		{[]string{"--nrfiles=2"}, []string{"nrfiles=2", "not supported yet"}},
 		{[]string{"--filename=/dev/sda:/dev/sdb"}, []string{"filename=/dev/sda:/dev/sdb", "several files"}},
 		{[]string{"--rw=randrw", "--bs=4k,8k"}, []string{"bs=4k,8k", "different read and write block sizes"}},
