@@ -1,0 +1,86 @@
+package workload
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/spec"
+)
+
+// offsetsOf draws n ops of worker's generator and returns their offsets.
+func offsetsOf(w *spec.Workload, geo engine.Geometry, worker, n int, seed uint64) []int64 {
+	g := New(w, geo, worker, &Shared{}, seed)
+	op := &engine.Op{Buf: make([]byte, w.BlockSize)}
+	offs := make([]int64, n)
+	for i := range offs {
+		g.Next(op)
+		offs[i] = op.Offset
+	}
+	return offs
+}
+
+// With a random map every block of the region comes once per pass, in
+// another order each pass, whatever the block count.
+func TestRandomMapVisitsEveryBlockOncePerPass(t *testing.T) {
+	for _, blocks := range []int{1, 2, 3, 7, 64, 1000} {
+		w := blockWorkload(spec.Random, 0, 1)
+		w.RandomMap = true
+		geo := engine.Geometry{Layout: engine.Blocks, Files: 1, Size: int64(blocks) * 4096}
+		offs := offsetsOf(w, geo, 0, 3*blocks, 5)
+		for pass := range 3 {
+			got := slices.Sorted(slices.Values(offs[pass*blocks : (pass+1)*blocks]))
+			for i, off := range got {
+				if off != int64(i)*4096 {
+					t.Fatalf("%d blocks, pass %d: offsets %v, want each block once", blocks, pass, got)
+				}
+			}
+		}
+		if blocks >= 64 && slices.Equal(offs[:blocks], offs[blocks:2*blocks]) {
+			t.Errorf("%d blocks: two passes in the same order", blocks)
+		}
+	}
+}
+
+// Worker N addresses FileSize bytes from Offset+N*OffsetIncrement; a
+// region the target cannot hold is an error naming the worker.
+func TestRegionsFollowOffsetAndIncrement(t *testing.T) {
+	w := blockWorkload(spec.Sequential, 0, 3)
+	w.FileSize, w.Offset, w.OffsetIncrement = 2*4096, 4096, 3*4096
+	geo := engine.Geometry{Layout: engine.Blocks, Files: 3, Size: 10 * 4096}
+	for worker, want := range [][]int64{{1, 2, 1}, {4, 5, 4}, {7, 8, 7}} {
+		got := offsetsOf(w, geo, worker, 3, 1)
+		for i := range got {
+			got[i] /= 4096
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("worker %d: blocks %v, want %v", worker, got, want)
+		}
+	}
+	if err := CheckRegions(w, geo); err != nil {
+		t.Errorf("regions within the target: %v", err)
+	}
+	w.OffsetIncrement = 5 * 4096
+	err := CheckRegions(w, geo)
+	if err == nil || !strings.Contains(err.Error(), "worker 2") {
+		t.Errorf("worker 2's region beyond the target: error %v, want one naming worker 2", err)
+	}
+}
+
+// A zoned distribution sends each zone its share of the ops, inside it.
+func TestZonedSharesOfTheOps(t *testing.T) {
+	w := blockWorkload(spec.Random, 100, 1)
+	w.Distribution = "zoned:70/10:30/90"
+	geo := engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1000 * 4096}
+	inFirst := 0
+	const n = 20000
+	for _, off := range offsetsOf(w, geo, 0, n, 3) {
+		if off < 100*4096 {
+			inFirst++
+		}
+	}
+	if share := 100 * float64(inFirst) / n; share < 68 || share > 72 {
+		t.Errorf("the first 10%% of the blocks got %.1f%% of the ops, want 70", share)
+	}
+}
