@@ -149,3 +149,42 @@ func (d Distribution) String() string {
 // errRandomMapDistribution refuses a random map with a skewed
 // distribution: visiting every block once per pass is uniform by nature.
 var errRandomMapDistribution = errors.New("a random map visits every block once per pass, which no skewed distribution does: set one or the other")
+
+// FileService is how a worker with several files moves between them
+// (fio's file_service_type).
+type FileService string
+
+// The file services fio names.
+const (
+	FileRoundRobin FileService = "roundrobin"
+	FileRandom     FileService = "random"
+	FileSequential FileService = "sequential"
+)
+
+// ParseFileService reads "roundrobin", "random" or "sequential", the
+// first two with an optional ":N", the ops on a file before the next
+// switch (1 by default); "" is roundrobin.
+func ParseFileService(s string) (FileService, int, error) {
+	name, n, hasN := strings.Cut(strings.TrimSpace(s), ":")
+	svc := FileService(name)
+	switch svc {
+	case "":
+		svc = FileRoundRobin
+	case FileRoundRobin, FileRandom:
+	case FileSequential:
+		if hasN {
+			return svc, 0, fmt.Errorf("invalid file service %q: sequential takes no :N", s)
+		}
+	default:
+		return svc, 0, fmt.Errorf("invalid file service %q (want roundrobin, random or sequential)", s)
+	}
+	every := 1
+	if hasN {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 1 {
+			return svc, 0, fmt.Errorf("invalid file service %q: :N wants a positive count", s)
+		}
+		every = v
+	}
+	return svc, every, nil
+}

@@ -108,6 +108,16 @@ type Workload struct {
 	// FileSize is the region a block or file workload addresses, per file.
 	// Zero means the size of an existing file or device.
 	FileSize Size `json:"file_size,omitempty"`
+	// FilesPerWorker, when over 1, gives each worker that many files of
+	// its own in a directory target (fio's nrfiles), FileService saying
+	// how it moves between them (see ParseFileService). MinFileSize, when
+	// set, makes each file's size its own, drawn uniform in [MinFileSize,
+	// FileSize] and rounded down to whole blocks (fio's filesize=LOW-HIGH;
+	// see workload.FileSize); the region then runs from the worker's
+	// offset to its file's end.
+	FilesPerWorker int    `json:"files_per_worker,omitempty"`
+	FileService    string `json:"file_service,omitempty"`
+	MinFileSize    Size   `json:"min_file_size,omitempty"`
 	// Offset is where the region of each worker starts in its file, and
 	// OffsetIncrement moves worker N's on by N times it (fio's offset and
 	// offset_increment): worker N addresses FileSize bytes (or the rest
@@ -172,6 +182,12 @@ type Workload struct {
 	Verify bool `json:"verify,omitempty"` // check read data against what was written
 	Keep   bool `json:"keep,omitempty"`   // leave created files and objects in place
 	Force  bool `json:"force,omitempty"`  // write over data in use (devices with signatures)
+}
+
+// fileServiceError checks FileService.
+func (w *Workload) fileServiceError() error {
+	_, _, err := ParseFileService(w.FileService)
+	return err
 }
 
 // distributionError checks Distribution and how it goes with the rest.
@@ -264,6 +280,12 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid file size %d", w.FileSize)
 	case w.FileSize > 0 && w.FileSize < w.BlockSize:
 		return fmt.Errorf("file size %s is smaller than block size %s", w.FileSize, w.BlockSize)
+	case w.FilesPerWorker < 0 || w.FilesPerWorker > 1<<16:
+		return fmt.Errorf("invalid file count %d per worker (want 1..65536)", w.FilesPerWorker)
+	case w.MinFileSize < 0 || w.MinFileSize > w.FileSize || w.MinFileSize > 0 && w.MinFileSize < w.BlockSize:
+		return fmt.Errorf("invalid minimum file size %d (want %s..%s, the block and the file size)", w.MinFileSize, w.BlockSize, w.FileSize)
+	case w.fileServiceError() != nil:
+		return w.fileServiceError()
 	case w.Offset < 0 || w.OffsetIncrement < 0:
 		return fmt.Errorf("invalid offset %d or offset increment %d: negative", w.Offset, w.OffsetIncrement)
 	case w.distributionError() != nil:

@@ -4,8 +4,6 @@
 package workload
 
 import (
-	"errors"
-	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 
@@ -33,12 +31,13 @@ type Generator struct {
 	geo    engine.Geometry
 	shared *Shared
 	rng    *rand.Rand
-	file   int
-	// cursor is the next sequential block per op kind (block layout).
-	cursor [engine.NumOpKinds]int64
-	blocks int64  // blocks of the worker's region (block layout)
-	start  int64  // where the region starts in its file
-	pick   picker // the block of a random op
+	// regions are the worker's files on a block target; current is the
+	// one in use, for sinceSwitch ops so far.
+	regions     []region
+	current     int
+	sinceSwitch int
+	service     spec.FileService
+	switchEvery int
 
 	opsPerObject int64
 	readable     int64   // objects reads may address
@@ -56,20 +55,7 @@ func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed
 	bs := int64(w.BlockSize)
 	switch geo.Layout {
 	case engine.Blocks:
-		files := max(geo.Files, 1)
-		g.file = worker % files
-		g.start, g.blocks = Region(w, geo, worker)
-		g.blocks = max(g.blocks, 1)
-		dist, _ := spec.ParseDistribution(w.Distribution) // w is valid
-		g.pick = newPicker(dist, g.blocks, bs, w.RandomMap, g.rng)
-		if workersOnFile := (w.Workers + files - 1) / files; workersOnFile > 1 && w.OffsetIncrement == 0 {
-			// Workers sharing a file start sequential runs at evenly spaced
-			// places, so they do not all read the same cached blocks.
-			start := g.blocks * int64(worker/files) / int64(workersOnFile)
-			for k := range g.cursor {
-				g.cursor[k] = start
-			}
-		}
+		g.newRegions(worker)
 	case engine.Objects:
 		g.sizes = shared.ObjectSizes
 		objSize := int64(w.EffectiveObjectSize())
@@ -87,36 +73,6 @@ func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed
 		}
 	}
 	return g
-}
-
-// Region is where worker addresses its file on a block target of
-// geometry geo: from start, blocks whole blocks of w.BlockSize; w's file
-// size, or the rest of the file after start. blocks is 0 when the file
-// ends before one block fits.
-func Region(w *spec.Workload, geo engine.Geometry, worker int) (start, blocks int64) {
-	start = int64(w.Offset) + int64(worker)*int64(w.OffsetIncrement)
-	size := geo.Size - start
-	if w.FileSize > 0 {
-		size = min(size, int64(w.FileSize))
-	}
-	return start, max(size/int64(w.BlockSize), 0)
-}
-
-// CheckRegions says which worker's region holds no block of a block
-// target of geometry geo, or returns nil.
-func CheckRegions(w *spec.Workload, geo engine.Geometry) error {
-	if geo.Layout != engine.Blocks {
-		if w.Offset > 0 || w.OffsetIncrement > 0 {
-			return errors.New("offsets apply to files and block devices, not to objects")
-		}
-		return nil
-	}
-	for worker := range w.Workers {
-		if start, blocks := Region(w, geo, worker); blocks == 0 {
-			return fmt.Errorf("worker %d's region starts at offset %d, where the target's %d bytes leave no %s block", worker, start, geo.Size, w.BlockSize)
-		}
-	}
-	return nil
 }
 
 // Next fills op's Kind, File, Object and Offset, and sets op.Buf's length
@@ -141,15 +97,7 @@ func (g *Generator) Next(op *engine.Op) bool {
 	}
 	op.Buf = op.Buf[:n]
 	if g.geo.Layout == engine.Blocks {
-		op.File = g.file
-		var block int64
-		if g.w.Pattern == spec.Random {
-			block = g.pick.next(g.rng)
-		} else {
-			block = g.cursor[kind] % g.blocks
-			g.cursor[kind] = block + 1
-		}
-		op.Offset = g.start + block*bs
+		g.nextBlock(op, kind)
 		return true
 	}
 	if g.sizes != nil {

@@ -199,13 +199,12 @@ func openSession(ctx context.Context, w *spec.Workload) (*Session, error) {
 	fi, err := os.Stat(loc)
 	switch {
 	case err == nil && fi.IsDir():
-		paths := make([]string, w.Workers)
-		for i := range paths {
-			name := WorkerFile(i)
-			if w.FilePrefix != "" {
-				name = w.FilePrefix + "." + strconv.Itoa(i) + ".0"
+		nf := max(w.FilesPerWorker, 1)
+		paths := make([]string, 0, w.Workers*nf)
+		for i := range w.Workers {
+			for f := range nf {
+				paths = append(paths, filepath.Join(loc, workerFileName(w, i, f)))
 			}
-			paths[i] = filepath.Join(loc, name)
 		}
 		return openFiles(ctx, w, paths)
 	case err == nil && fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0:
@@ -323,3 +322,16 @@ func deviceSizes(f *os.File) (size int64, sector int, err error) {
 // WorkerFile is the name of worker i's file in a directory target without
 // a file prefix.
 func WorkerFile(i int) string { return "cephbench." + strconv.Itoa(i) + ".dat" }
+
+// workerFileName names file f of worker i in a directory target:
+// PREFIX.I.F, as fio names a job's JOBNAME.I.F, or cephbench.I.dat, and
+// cephbench.I.F.dat when workers have several files.
+func workerFileName(w *spec.Workload, i, f int) string {
+	switch {
+	case w.FilePrefix != "":
+		return w.FilePrefix + "." + strconv.Itoa(i) + "." + strconv.Itoa(f)
+	case w.FilesPerWorker > 1:
+		return "cephbench." + strconv.Itoa(i) + "." + strconv.Itoa(f) + ".dat"
+	}
+	return WorkerFile(i)
+}

@@ -149,13 +149,19 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 }
 
 // fileExtent is the size file (of files) must have to hold the regions of
-// its workers, each w.FileSize bytes from its offset; 0 when w gives no
-// file size. Worker k uses file k%files.
+// its workers, each w.FileSize bytes from its offset, or its own size
+// (workload.FileSize); 0 when w gives no file size.
 func fileExtent(w *spec.Workload, file, files int) int64 {
-	if w.FileSize == 0 {
+	switch {
+	case w.MinFileSize > 0:
+		return workload.FileSize(w, file)
+	case w.FileSize == 0:
 		return 0
 	}
 	last := file + (w.Workers-1-file)/files*files // the file's last worker
+	if nf := w.FilesPerWorker; nf > 1 && files == w.Workers*nf {
+		last = file / nf
+	}
 	return int64(w.Offset) + int64(max(last, 0))*int64(w.OffsetIncrement) + int64(w.FileSize)
 }
 
