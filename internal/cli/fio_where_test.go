@@ -144,7 +144,7 @@ func generatedOffsets(t *testing.T, job, dir string, size int64, seed uint64) ma
 		t.Fatal(err)
 	}
 	w := plan.Jobs[0].Workload
-	geo := engine.Geometry{Layout: engine.Blocks, Files: w.Workers, Size: size}
+	geo := engine.Geometry{Layout: engine.Blocks, Files: w.Workers * max(w.FilesPerWorker, 1), Size: size}
 	perWorker := int64(w.TotalBytes) / int64(w.BlockSize) / int64(w.Workers)
 	out := map[int][]int64{}
 	for worker := range w.Workers {
@@ -170,14 +170,26 @@ func sortedCopy(s []int64) []int64 {
 // fio's offset and offset_increment: clone N addresses size bytes from
 // offset+N*increment of its own file, laid out to end there; with filesize,
 // the file is filesize bytes and the clone addresses what follows offset.
-// The files both leave, the totals, and the very blocks each clone touches
-// (fio's iops log against cephbench's generators) are the same; a random
-// job, with fio's random map, touches each block of its region once.
+// nrfiles gives each clone several files, JOBNAME.N.F, which
+// file_service_type takes in turn. The files both leave (names and
+// sizes), the totals, and the blocks each clone touches (fio's iops log
+// against cephbench's generators) are the same: in the same order for
+// sequential jobs, which shows the files taken in the same turns; as a
+// set for random ones, where fio's random map touches each block of a
+// region once per pass.
 func TestFioOffsetsAgreeWithFio(t *testing.T) {
-	for _, c := range []struct{ name, job string }{
-		{"offset_increment", "[global]\ndirectory=DIR\nbs=4k\nioengine=psync\nrw=write\ngroup_reporting=1\n[j]\nsize=8m\noffset=2m\nnumjobs=2\noffset_increment=1m\n"},
-		{"random map", "[global]\ndirectory=DIR\nbs=4k\nioengine=psync\nrw=randwrite\n[r]\nsize=4m\noffset=3m\n"},
-		{"filesize", "[global]\ndirectory=DIR\nbs=16k\nioengine=psync\nrw=randread\n[f]\nfilesize=8m\noffset=1m\n"},
+	const global = "[global]\ndirectory=DIR\nioengine=psync\n"
+	for _, c := range []struct {
+		name, job string
+		ordered   bool // sequential: the same offsets in the same order
+	}{
+		{"offset_increment", global + "bs=4k\nrw=write\ngroup_reporting=1\n[j]\nsize=8m\noffset=2m\nnumjobs=2\noffset_increment=1m\n", true},
+		{"random_map", global + "bs=4k\nrw=randwrite\n[r]\nsize=4m\noffset=3m\n", false},
+		{"filesize", global + "bs=16k\nrw=randread\n[f]\nfilesize=8m\noffset=1m\n", false},
+		{"nrfiles", global + "bs=4k\nrw=randwrite\n[n]\nsize=8m\nnrfiles=4\n", false},
+		{"roundrobin", global + "bs=4k\nrw=write\n[n]\nsize=2m\nnrfiles=2\nfile_service_type=roundrobin:3\n", true},
+		{"sequential", global + "bs=8k\nrw=read\ngroup_reporting=1\n[s]\nfilesize=1m\nnrfiles=3\nnumjobs=2\nfile_service_type=sequential\n", true},
+		{"random_service", global + "bs=4k\nrw=randread\n[rs]\nfilesize=1m\nnrfiles=3\nfile_service_type=random:4\n", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fioSum, cbSum, logged, fioFiles, cbFiles := sideBySide(t, c.job)
@@ -190,20 +202,44 @@ func TestFioOffsetsAgreeWithFio(t *testing.T) {
 			largest := slices.Max(slices.Collect(maps.Values(cbFiles)))
 			gen := generatedOffsets(t, c.job, t.TempDir(), largest, 1)
 			for clone, dirs := range logged {
-				var fioOffs []int64
+				var want []int64
 				for _, offs := range dirs {
-					fioOffs = append(fioOffs, offs...)
+					want = append(want, offs...)
 				}
-				got, want := sortedCopy(gen[clone]), sortedCopy(fioOffs)
+				got := gen[clone]
+				if !c.ordered {
+					got, want = sortedCopy(got), sortedCopy(want)
+				}
 				if !slices.Equal(got, want) {
-					t.Errorf("clone %d: cephbench touches %d blocks, %d..%d; fio %d, %d..%d",
-						clone, len(got), got[0], got[len(got)-1], len(want), want[0], want[len(want)-1])
-				}
-				if len(slices.Compact(want)) != len(got) {
-					t.Errorf("clone %d: fio touched a block twice, which this test assumes it does not", clone)
+					t.Errorf("clone %d: cephbench touches %d blocks, %v...; fio %d, %v...", clone, len(got), got[:8], len(want), want[:8])
 				}
 			}
 		})
+	}
+}
+
+// A filesize range makes each file its own size, drawn at random: fio and
+// cephbench draw them apart, so the sizes differ but both keep within the
+// range, in whole blocks, with the same names, and a size= within the
+// smallest files makes the same number of ops.
+func TestFioFilesizeRangeAgreesWithFio(t *testing.T) {
+	job := "[global]\ndirectory=DIR\nioengine=psync\nbs=4k\nrw=randwrite\n[fr]\nnrfiles=4\nfilesize=1m-3m\nsize=4m\n"
+	fioSum, cbSum, _, fioFiles, cbFiles := sideBySide(t, job)
+	if cbSum != fioSum {
+		t.Errorf("cephbench's totals %+v, fio's %+v", cbSum, fioSum)
+	}
+	if got, want := slices.Sorted(maps.Keys(cbFiles)), slices.Sorted(maps.Keys(fioFiles)); !slices.Equal(got, want) {
+		t.Errorf("cephbench left files %v, fio %v", got, want)
+	}
+	distinct := map[int64]bool{}
+	for name, size := range cbFiles {
+		if size < 1<<20 || size > 3<<20 || size%4096 != 0 {
+			t.Errorf("%s: %d bytes, want whole 4k blocks in 1m..3m", name, size)
+		}
+		distinct[size] = true
+	}
+	if len(distinct) < 2 {
+		t.Errorf("every file is %v bytes: the sizes are not drawn", cbFiles)
 	}
 }
 
@@ -261,5 +297,33 @@ func TestFioDistributionsAgreeWithFio(t *testing.T) {
 				t.Errorf("cephbench's hottest 10%% get %.1f%%, fio's %.1f%%: more than 4 points apart", cbShare, fioShare)
 			}
 		})
+	}
+}
+
+// A job's several files, kept, are what cephbench cleanup removes: every
+// JOBNAME.N.F it laid out, and neither a file of the same shape of name
+// that cephbench did not write nor anything else.
+func TestFioNrfilesKeptThenCleanedUp(t *testing.T) {
+	dir := t.TempDir()
+	job := filepath.Join(t.TempDir(), "job.fio")
+	text := "[n]\ndirectory=" + dir + "\nioengine=psync\nbs=4k\nrw=write\nsize=64k\nnrfiles=2\nnumjobs=2\n"
+	if err := os.WriteFile(job, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"n.0.7", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("user data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fio(t, "--keep=1", job)
+	want := []string{"n.0.0", "n.0.1", "n.0.7", "n.1.0", "n.1.1", "notes.txt"}
+	if got := slices.Sorted(maps.Keys(fileSizes(t, dir))); !slices.Equal(got, want) {
+		t.Fatalf("after the run with --keep, %v; want %v", got, want)
+	}
+	if code, out, errOut := cephbench(t, t.Context(), "cleanup", dir); code != 0 {
+		t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := slices.Sorted(maps.Keys(fileSizes(t, dir))); !slices.Equal(got, []string{"n.0.7", "notes.txt"}) {
+		t.Errorf("after cleanup, %v; want only the user's files", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/workload"
 )
 
 // build maps a parsed job onto a Workload, or says which of its options
@@ -66,23 +67,9 @@ func (p *parser) build(pj *pending) (Job, error) {
 		}
 	}
 
-	// Sizes per job clone: region is what one file (or object) spans,
-	// amount what one loop reads and writes. fio caps size at the files'
-	// total size when filesize is given.
-	region := o.filesize
-	if region == 0 {
-		region = o.size
-	} else if o.offset < region {
-		region -= o.offset // the file is filesize bytes, offset included
-	}
-	var amount int64
-	switch {
-	case o.ioSize > 0:
-		amount = o.ioSize
-	case o.size > 0 && o.filesize > 0:
-		amount = min(o.size, region)
-	default:
-		amount = region
+	region, amount, err := clonesBytes(o, at)
+	if err != nil {
+		return Job{}, fail("%s", err)
 	}
 
 	qd := o.iodepth
@@ -110,6 +97,15 @@ func (p *parser) build(pj *pending) (Job, error) {
 		}
 		w.Target = spec.Target{Scheme: "file", Location: path}
 		w.FileSize = spec.Size(region)
+		if o.nrfiles > 1 && !perJobFiles {
+			return Job{}, fail("%s with filename= is not supported: cephbench lays out a clone's several files in directory= only", at("nrfiles"))
+		}
+		if o.nrfiles > 1 {
+			w.FilesPerWorker, w.FileService = int(o.nrfiles), o.fileService
+		}
+		if o.filesizeLow > 0 {
+			w.MinFileSize = spec.Size(o.filesizeLow)
+		}
 		if perJobFiles {
 			if strings.ContainsRune(o.name, '/') || o.name == "." || o.name == ".." {
 				return Job{}, fail("job name %q cannot name its files in directory %q (fio names them JOBNAME.N.0)", o.name, path)
@@ -152,6 +148,9 @@ func (p *parser) build(pj *pending) (Job, error) {
 	}
 	w.QueueDepth = int(qd)
 	w.Workers = int(o.numjobs)
+	if o.nrfiles > 1 && w.Target.Scheme != "file" {
+		return Job{}, fail("%s is supported with file I/O engines only", at("nrfiles"))
+	}
 	if err := where(&w, o, mode.random, at); err != nil {
 		return Job{}, fail("%s", err)
 	}
@@ -168,6 +167,12 @@ func (p *parser) build(pj *pending) (Job, error) {
 		w.Duration = spec.Duration(o.runtime)
 		n := o.loops * o.numjobs
 		switch {
+		case o.filesizeLow > 0 && o.size == 0 && o.ioSize == 0:
+			// Each file is its own size: fio does one pass over them all.
+			for file := range w.Workers * w.FilesPerWorker {
+				w.TotalBytes += spec.Size(workload.FileSize(&w, file))
+			}
+			w.TotalBytes *= spec.Size(o.loops)
 		case amount > 0:
 			if amount > (1<<62)/n {
 				return Job{}, fail("%d bytes %d times is out of range", amount, n)
@@ -241,6 +246,41 @@ func (p *parser) build(pj *pending) (Job, error) {
 		IODepthBatchSubmit: int(batchSubmit), IODepthBatchCompleteMin: int(o.batchMin), IODepthBatchCompleteMax: int(batchMax),
 		perJobFiles: perJobFiles, newGroup: o.newGroup,
 	}, nil
+}
+
+// clonesBytes returns the bytes each file (or object) of a job clone
+// spans, its region, and what one loop of a clone reads and writes, its
+// amount, as fio's setup_files works them out: size is split between a
+// clone's nrfiles files unless filesize gives theirs, offset is part of
+// filesize, and the amount is capped at what the files hold. With a
+// filesize range each file is its own size, and the caller bounds the job
+// by their total when no size= is given.
+func clonesBytes(o *opts, at func(string) string) (region, amount int64, err error) {
+	nf, bs := o.nrfiles, min(o.bs[0], o.bs[1])
+	switch {
+	case o.filesizeLow > 0 && o.offset > 0:
+		return 0, 0, fmt.Errorf("%s with a range %s is not supported: give one file size", at("offset"), at("filesize"))
+	case o.filesizeLow > 0 && o.size > nf*(o.filesizeLow-o.filesizeLow%bs):
+		return 0, 0, fmt.Errorf("%s over %d files of a range %s is not supported: fio and cephbench draw the sizes apart, so the bytes done would differ unless size= is at most %d files of the smallest size, %d",
+			at("size"), nf, at("filesize"), nf, nf*(o.filesizeLow-o.filesizeLow%bs))
+	case o.filesizeLow > 0:
+		region = o.filesize // the largest; each file's is its own
+	case o.filesize > 0:
+		region = o.filesize - min(o.offset, o.filesize) // the file is filesize bytes, offset included
+	case nf > 1 && o.size%(nf*bs) != 0:
+		return 0, 0, fmt.Errorf("%s is not %d files of whole %d-byte blocks (nrfiles=%d): fio would make the first files a block larger, which cephbench does not", at("size"), nf, bs, nf)
+	default:
+		region = o.size / nf
+	}
+	switch {
+	case o.ioSize > 0:
+		amount = o.ioSize
+	case o.size > 0 && o.filesize > 0:
+		amount = min(o.size, nf*region)
+	default:
+		amount = nf * region
+	}
+	return region, amount, nil
 }
 
 // where sets the part of each file a job clone addresses (offset,

@@ -44,6 +44,8 @@ type opts struct {
 	randomDistribution                          string
 	randseed                                    uint64
 	offset, offsetIncrement                     int64
+	nrfiles, filesizeLow                        int64
+	fileService                                 string
 	fsync                                       int64
 	endFsync, unlink                            bool
 	verify                                      string
@@ -70,6 +72,7 @@ func defaultOpts() opts {
 		batchSubmit: 1,
 		batchMin:    1,
 		numjobs:     1,
+		nrfiles:     1,
 		loops:       1,
 		rwmixread:   50,
 		randrepeat:  true,
@@ -136,7 +139,25 @@ var table = []option{
 		return nil
 	}},
 	{name: "size", set: sizeSetter(func(o *opts) *int64 { return &o.size })},
-	{name: "filesize", set: sizeSetter(func(o *opts) *int64 { return &o.filesize })},
+	{name: "filesize", set: func(o *opts, v string) error {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(v), "-")
+		if !isRange {
+			hi = lo
+		}
+		var err error
+		if o.filesizeLow, err = parseSize(lo, o.kbBase); err == nil {
+			o.filesize, err = parseSize(hi, o.kbBase)
+		}
+		switch {
+		case err != nil:
+			return err
+		case o.filesize < o.filesizeLow:
+			return errors.New("the range's high end is below its low end")
+		case !isRange:
+			o.filesizeLow = 0
+		}
+		return nil
+	}},
 	{name: "io_size", alias: "io_limit", set: sizeSetter(func(o *opts) *int64 { return &o.ioSize })},
 	{name: "number_ios", set: sizeSetter(func(o *opts) *int64 { return &o.numberIOs })},
 	{name: "offset", alias: "fileoffset", set: func(o *opts, v string) error {
@@ -155,15 +176,17 @@ var table = []option{
 		o.offsetIncrement = n
 		return err
 	}},
-	{name: "nrfiles", alias: "nr_files", set: func(o *opts, v string) error {
-		n, err := parseCount(v, o.kbBase)
-		switch {
-		case err != nil:
+	{name: "nrfiles", alias: "nr_files", set: countSetter(func(o *opts) *int64 { return &o.nrfiles }, 1)},
+	{name: "file_service_type", set: func(o *opts, v string) error {
+		if _, _, err := spec.ParseFileService(v); err != nil {
 			return err
-		case n > 1:
-			return errors.New("several files per job are not supported yet: cephbench lays out one file per job clone (use numjobs)")
-		case n < 1:
-			return errors.New("must be at least 1")
+		}
+		o.fileService = strings.TrimSpace(v)
+		return nil
+	}},
+	{name: "filename_format", set: func(_ *opts, v string) error {
+		if strings.TrimSpace(v) != defaultFilenameFormat {
+			return fmt.Errorf("only fio's default %s is supported: cephbench's cleanup finds the files a run kept by that shape of name", defaultFilenameFormat)
 		}
 		return nil
 	}},
@@ -244,6 +267,10 @@ var table = []option{
 	{name: "clustername", set: stringSetter(func(o *opts) *string { return &o.cluster })},
 	{name: "conf", set: stringSetter(func(o *opts) *string { return &o.conf })},
 }
+
+// defaultFilenameFormat is how fio names a job's files in its directory,
+// which the file engine's names with a file prefix follow.
+const defaultFilenameFormat = "$jobname.$jobnum.$filenum"
 
 // errOffsetPercent refuses an offset in percent of the file: fio takes it
 // of the size the file had before the job laid it out (0 for a new one).
