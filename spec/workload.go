@@ -125,6 +125,13 @@ type Workload struct {
 	// out to hold every worker's region.
 	Offset          Size `json:"offset,omitempty"`
 	OffsetIncrement Size `json:"offset_increment,omitempty"`
+	// OffsetPercent, when set, starts the regions at this percentage of
+	// their file's size instead of at Offset, rounded down to a block;
+	// SizePercent makes each region this percentage of its file's size
+	// (fio's offset=N% and size=N%). They are for files that exist, or
+	// devices: FileSize, if any, is then the files' size, not a region's.
+	OffsetPercent int `json:"offset_percent,omitempty"`
+	SizePercent   int `json:"size_percent,omitempty"`
 	// Distribution is how random offsets spread over a worker's region,
 	// in fio's random_distribution syntax (see ParseDistribution); empty
 	// is uniform.
@@ -190,6 +197,26 @@ func (w *Workload) fileServiceError() error {
 	return err
 }
 
+// Region is where worker addresses a file of fileSize bytes: length bytes
+// from start, in whole blocks; length is 0 when not one block fits.
+func (w *Workload) Region(worker int, fileSize int64) (start, length int64) {
+	bs := int64(w.BlockSize)
+	start = int64(w.Offset)
+	if w.OffsetPercent > 0 {
+		start = fileSize * int64(w.OffsetPercent) / 100
+		start -= start % bs
+	}
+	start += int64(worker) * int64(w.OffsetIncrement)
+	length = fileSize - start
+	switch {
+	case w.SizePercent > 0:
+		length = min(length, fileSize*int64(w.SizePercent)/100)
+	case w.FileSize > 0 && w.MinFileSize == 0 && w.OffsetPercent == 0:
+		length = min(length, int64(w.FileSize))
+	}
+	return start, max(length-length%bs, 0)
+}
+
 // distributionError checks Distribution and how it goes with the rest.
 func (w *Workload) distributionError() error {
 	d, err := ParseDistribution(w.Distribution)
@@ -225,6 +252,19 @@ func (w *Workload) BoundToPasses(size Size, passes int64) error {
 		return fmt.Errorf("the target's %d bytes do not hold one block of %s", size, bs)
 	}
 	pass := int64(size / bs * bs)
+	if w.Workers > 0 && passes%int64(w.Workers) == 0 {
+		// Each worker's pass is over its own region: the sum of theirs
+		// is a pass of them all.
+		pass = 0
+		for worker := range w.Workers {
+			_, n := w.Region(worker, int64(size))
+			pass += n
+		}
+		passes /= int64(w.Workers)
+		if pass == 0 {
+			return fmt.Errorf("the target's %d bytes leave no region of a %s block", size, bs)
+		}
+	}
 	passes = max(passes, 1)
 	if pass > (1<<62)/passes {
 		return fmt.Errorf("%d passes over %d bytes is out of range", passes, pass)
@@ -286,6 +326,8 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid minimum file size %d (want %s..%s, the block and the file size)", w.MinFileSize, w.BlockSize, w.FileSize)
 	case w.fileServiceError() != nil:
 		return w.fileServiceError()
+	case w.OffsetPercent < 0 || w.OffsetPercent > 99 || w.SizePercent < 0 || w.SizePercent > 100:
+		return fmt.Errorf("invalid offset percentage %d or size percentage %d (want 0..99 and 0..100)", w.OffsetPercent, w.SizePercent)
 	case w.Offset < 0 || w.OffsetIncrement < 0:
 		return fmt.Errorf("invalid offset %d or offset increment %d: negative", w.Offset, w.OffsetIncrement)
 	case w.distributionError() != nil:

@@ -36,19 +36,15 @@ func workerFiles(w *spec.Workload, geo engine.Geometry, worker int) []int {
 }
 
 // Region is where worker addresses file on a block target of geometry
-// geo: from start, blocks whole blocks of w.BlockSize; w's file size, or
-// the rest of the file after start. blocks is 0 when the file ends before
-// one block fits.
+// geo (see spec.Workload.Region): from start, blocks whole blocks of
+// w.BlockSize; blocks is 0 when the file ends before one block fits.
 func Region(w *spec.Workload, geo engine.Geometry, worker, file int) (start, blocks int64) {
-	start = int64(w.Offset) + int64(worker)*int64(w.OffsetIncrement)
-	size := geo.Size - start
-	switch {
-	case w.MinFileSize > 0:
-		size = min(size, FileSize(w, file)-start)
-	case w.FileSize > 0:
-		size = min(size, int64(w.FileSize))
+	size := geo.Size
+	if w.MinFileSize > 0 {
+		size = min(size, FileSize(w, file))
 	}
-	return start, max(size/int64(w.BlockSize), 0)
+	start, n := w.Region(worker, size)
+	return start, n / int64(w.BlockSize)
 }
 
 // CheckRegions says which worker's region holds no block of a block

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/peer/fiojob"
+	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"
 )
 
@@ -55,11 +56,22 @@ func totalsOf(t *testing.T, out []byte) fioTotals {
 // files each left (cephbench keeps its files for the comparison).
 func sideBySide(t *testing.T, job string) (fioSum, cbSum fioTotals, fioOffsets map[int]map[string][]int64, fioFiles, cbFiles map[string]int64) {
 	t.Helper()
+	return sideBySideOn(t, job, nil)
+}
+
+// sideBySideOn is sideBySide with the directories of the files prepared
+// by setup first (nil: nothing).
+func sideBySideOn(t *testing.T, job string, setup func(dir string)) (fioSum, cbSum fioTotals, fioOffsets map[int]map[string][]int64, fioFiles, cbFiles map[string]int64) {
+	t.Helper()
 	fioBin, err := exec.LookPath("fio")
 	if err != nil {
 		t.Skip("fio is not installed (scripts/install-deps.sh installs it): cannot compare with it")
 	}
 	fioDir, cbDir, logDir := t.TempDir(), t.TempDir(), t.TempDir()
+	if setup != nil {
+		setup(fioDir)
+		setup(cbDir)
+	}
 	write := func(dir string) string {
 		p := filepath.Join(t.TempDir(), "job.fio")
 		if err := os.WriteFile(p, []byte(strings.ReplaceAll(job, "DIR", dir)), 0o644); err != nil {
@@ -144,6 +156,11 @@ func generatedOffsets(t *testing.T, job, dir string, size int64, seed uint64) ma
 		t.Fatal(err)
 	}
 	w := plan.Jobs[0].Workload
+	if plan.Jobs[0].WholeTarget {
+		if err := w.BoundToPasses(spec.Size(size), plan.Jobs[0].Passes()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	geo := engine.Geometry{Layout: engine.Blocks, Files: w.Workers * max(w.FilesPerWorker, 1), Size: size}
 	perWorker := int64(w.TotalBytes) / int64(w.BlockSize) / int64(w.Workers)
 	out := map[int][]int64{}
@@ -211,7 +228,56 @@ func TestFioOffsetsAgreeWithFio(t *testing.T) {
 					got, want = sortedCopy(got), sortedCopy(want)
 				}
 				if !slices.Equal(got, want) {
-					t.Errorf("clone %d: cephbench touches %d blocks, %v...; fio %d, %v...", clone, len(got), got[:8], len(want), want[:8])
+					t.Errorf("clone %d: cephbench touches %d blocks, %v...; fio %d, %v...", clone, len(got), got[:min(8, len(got))], len(want), want[:min(8, len(want))])
+				}
+			}
+		})
+	}
+}
+
+// size=N% and offset=N%: of filesize= for the files a job lays out (fio
+// lays out only the part it addresses), or of an existing file's size.
+// The totals, the files and the blocks each clone touches are fio's.
+func TestFioPercentagesAgreeWithFio(t *testing.T) {
+	data := func(dir string) {
+		if err := os.WriteFile(filepath.Join(dir, "data"), make([]byte, 8<<20), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const global = "[global]\nioengine=psync\nbs=4k\n"
+	for _, c := range []struct {
+		name, job string
+		setup     func(string)
+		ordered   bool
+	}{
+		{"size_of_filesize", global + "directory=DIR\nrw=write\n[p]\nfilesize=8m\nsize=50%\n", nil, true},
+		{"offset_of_a_file", global + "filename=DIR/data\nrw=read\n[o]\noffset=25%\n", data, true},
+		{"size_of_a_file", global + "filename=DIR/data\nrw=randread\ngroup_reporting=1\n[s]\nsize=50%\nnumjobs=2\noffset_increment=1m\n", data, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fioSum, cbSum, logged, fioFiles, cbFiles := sideBySideOn(t, c.job, c.setup)
+			if cbSum != fioSum {
+				t.Errorf("cephbench's totals %+v, fio's %+v", cbSum, fioSum)
+			}
+			if !maps.Equal(cbFiles, fioFiles) {
+				t.Errorf("cephbench left files %v, fio %v", cbFiles, fioFiles)
+			}
+			dir := t.TempDir()
+			if c.setup != nil {
+				c.setup(dir)
+			}
+			gen := generatedOffsets(t, c.job, dir, slices.Max(slices.Collect(maps.Values(cbFiles))), 1)
+			for clone, dirs := range logged {
+				var want []int64
+				for _, offs := range dirs {
+					want = append(want, offs...)
+				}
+				got := gen[clone]
+				if !c.ordered {
+					got, want = sortedCopy(got), sortedCopy(want)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("clone %d: cephbench touches %d blocks, %v...; fio %d, %v...", clone, len(got), got[:min(4, len(got))], len(want), want[:min(4, len(want))])
 				}
 			}
 		})

@@ -91,6 +91,9 @@ func (p *parser) build(pj *pending) (Job, error) {
 			if path == "" {
 				path = "."
 			}
+			if region == 0 && o.sizePct > 0 {
+				return Job{}, fail("%s: a percentage of files that the job lays out needs filesize= (or filename= of an existing file)", at("size"))
+			}
 			if region == 0 {
 				return Job{}, fail("no size: fio lays out a file per job clone in directory %q and needs size= (or filesize=)", path)
 			}
@@ -258,8 +261,8 @@ func (p *parser) build(pj *pending) (Job, error) {
 func clonesBytes(o *opts, at func(string) string) (region, amount int64, err error) {
 	nf, bs := o.nrfiles, min(o.bs[0], o.bs[1])
 	switch {
-	case o.filesizeLow > 0 && o.offset > 0:
-		return 0, 0, fmt.Errorf("%s with a range %s is not supported: give one file size", at("offset"), at("filesize"))
+	case o.filesizeLow > 0 && (o.offset > 0 || o.sizePct > 0 || o.offsetPct > 0):
+		return 0, 0, fmt.Errorf("offset= or size=N%% with a range %s is not supported: give one file size", at("filesize"))
 	case o.filesizeLow > 0 && o.size > nf*(o.filesizeLow-o.filesizeLow%bs):
 		return 0, 0, fmt.Errorf("%s over %d files of a range %s is not supported: fio and cephbench draw the sizes apart, so the bytes done would differ unless size= is at most %d files of the smallest size, %d",
 			at("size"), nf, at("filesize"), nf, nf*(o.filesizeLow-o.filesizeLow%bs))
@@ -267,6 +270,10 @@ func clonesBytes(o *opts, at func(string) string) (region, amount int64, err err
 		region = o.filesize // the largest; each file's is its own
 	case o.filesize > 0:
 		region = o.filesize - min(o.offset, o.filesize) // the file is filesize bytes, offset included
+		if o.sizePct > 0 {
+			// fio takes the percentage of the file, cut to whole blocks.
+			region = min(region, o.filesize*o.sizePct/100/bs*bs)
+		}
 	case nf > 1 && o.size%(nf*bs) != 0:
 		return 0, 0, fmt.Errorf("%s is not %d files of whole %d-byte blocks (nrfiles=%d): fio would make the first files a block larger, which cephbench does not", at("size"), nf, bs, nf)
 	default:
@@ -293,17 +300,22 @@ func clonesBytes(o *opts, at func(string) string) (region, amount int64, err err
 // norandommap or a distribution other than random.
 func where(w *spec.Workload, o *opts, random bool, at func(string) string) error {
 	w.Offset, w.OffsetIncrement = spec.Size(o.offset), spec.Size(o.offsetIncrement)
+	w.OffsetPercent = int(o.offsetPct)
+	if o.filesize == 0 {
+		w.SizePercent = int(o.sizePct) // of the target's size, as found
+	}
+	if o.offsetPct > 0 && (o.size > 0 || o.filesize > 0 || o.sizePct > 0) {
+		return fmt.Errorf("%s with size= or filesize= is not supported: fio takes the percentage of the size a file has before the job lays it out, 0 for a new one; use it on an existing file or device without size=", at("offset"))
+	}
 	w.Distribution = o.randomDistribution
 	dist, _ := spec.ParseDistribution(o.randomDistribution) // checked when set
 	w.RandomMap = random && !o.norandommap && dist.Kind == spec.DistRandom
-	if o.offset == 0 && o.offsetIncrement == 0 {
+	if o.offset == 0 && o.offsetIncrement == 0 || o.offsetPct > 0 {
 		return nil
 	}
 	switch {
 	case o.ioengine == "rados":
 		return fmt.Errorf("%s: ioengine=rados gives each clone an object of its own, from its start", at("offset"))
-	case o.size == 0 && o.filesize == 0:
-		return fmt.Errorf("%s without size= or filesize= is not supported: give the size of the region each clone addresses", at("offset"))
 	case o.filesize > 0 && o.offsetIncrement > 0:
 		return fmt.Errorf("%s with %s is not supported: give size= for each clone's region instead", at("offset_increment"), at("filesize"))
 	case o.filesize > 0 && o.offset+int64(w.BlockSize) > o.filesize:

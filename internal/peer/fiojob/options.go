@@ -44,6 +44,7 @@ type opts struct {
 	randomDistribution                          string
 	randseed                                    uint64
 	offset, offsetIncrement                     int64
+	offsetPct, sizePct                          int64
 	nrfiles, filesizeLow                        int64
 	fileService                                 string
 	fsync                                       int64
@@ -138,7 +139,15 @@ var table = []option{
 		}
 		return nil
 	}},
-	{name: "size", set: sizeSetter(func(o *opts) *int64 { return &o.size })},
+	{name: "size", set: func(o *opts, v string) error {
+		pct, isPct, err := parsePercent(v)
+		if !isPct {
+			o.sizePct = 0
+			return sizeSetter(func(o *opts) *int64 { return &o.size })(o, v)
+		}
+		o.size, o.sizePct = 0, pct
+		return err
+	}},
 	{name: "filesize", set: func(o *opts, v string) error {
 		lo, hi, isRange := strings.Cut(strings.TrimSpace(v), "-")
 		if !isRange {
@@ -161,11 +170,16 @@ var table = []option{
 	{name: "io_size", alias: "io_limit", set: sizeSetter(func(o *opts) *int64 { return &o.ioSize })},
 	{name: "number_ios", set: sizeSetter(func(o *opts) *int64 { return &o.numberIOs })},
 	{name: "offset", alias: "fileoffset", set: func(o *opts, v string) error {
-		n, err := parseSize(v, o.kbBase)
-		if errors.Is(err, errPercent) {
-			err = errOffsetPercent
+		pct, isPct, err := parsePercent(v)
+		if isPct {
+			o.offset, o.offsetPct = 0, pct
+			if pct == 100 {
+				err = errors.New("an offset of 100% leaves nothing of the file")
+			}
+			return err
 		}
-		o.offset = n
+		o.offset, o.offsetPct = 0, 0
+		o.offset, err = parseSize(v, o.kbBase)
 		return err
 	}},
 	{name: "offset_increment", set: func(o *opts, v string) error {
@@ -272,9 +286,22 @@ var table = []option{
 // which the file engine's names with a file prefix follow.
 const defaultFilenameFormat = "$jobname.$jobnum.$filenum"
 
-// errOffsetPercent refuses an offset in percent of the file: fio takes it
-// of the size the file had before the job laid it out (0 for a new one).
-var errOffsetPercent = errors.New("an offset in percent of the file is not supported; give it in bytes (4m, 1g)")
+// errOffsetPercent refuses an increment in percent of the file.
+var errOffsetPercent = errors.New("an increment in percent of the file is not supported; give it in bytes (4m, 1g)")
+
+// parsePercent reads "N%" (1..100): isPct says whether v is a percentage
+// at all, err what is wrong with it.
+func parsePercent(v string) (pct int64, isPct bool, err error) {
+	n, ok := strings.CutSuffix(strings.TrimSpace(v), "%")
+	if !ok {
+		return 0, false, nil
+	}
+	pct, err = strconv.ParseInt(strings.TrimSpace(n), 10, 64)
+	if err != nil || pct < 1 || pct > 100 {
+		return 0, true, errors.New("want a whole percentage, 1% to 100%")
+	}
+	return pct, true, nil
+}
 
 // byName finds options by name and alias.
 var byName = func() map[string]*option {

@@ -327,7 +327,9 @@ func TestBadValues(t *testing.T) {
 	}{
 		{[]string{"--bs=4x", "--name=j"}, []string{"bs=4x", "unknown unit"}},
 		{[]string{"--size=1.5g", "--name=j"}, []string{"size=1.5g", "fractions"}},
-		{[]string{"--size=50%", "--name=j"}, []string{"size=50%", "percentage"}},
+		{[]string{"--size=50%", "--name=j"}, []string{"size=50%", "percentage", "needs filesize="}},
+		{[]string{"--size=0%", "--name=j"}, []string{"size=0%", "1% to 100%"}},
+		{[]string{"--offset=100%", "--name=j"}, []string{"offset=100%", "nothing of the file"}},
 		{[]string{"--size=lots", "--name=j"}, []string{"size=lots", "not a number"}},
 		{[]string{"--runtime=2min", "--name=j"}, []string{"runtime=2min", "unknown time unit"}},
 		{[]string{"--rw=randtrim", "--name=j"}, []string{"rw=randtrim", "trims are not supported"}},
@@ -353,7 +355,6 @@ func TestUnsupported(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--offset=10%"}, []string{"offset=10%", "percent", "not supported"}},
 		{[]string{"--offset_increment=5%"}, []string{"offset_increment=5%", "percent", "not supported"}},
 		{[]string{"--filesize=8k", "--offset=6k"}, []string{"offset=6k", "leaves no 4096-byte block"}},
 		{[]string{"--filesize=8m", "--offset_increment=1m"}, []string{"offset_increment=1m", "filesize=8m", "not supported"}},
@@ -372,7 +373,8 @@ func TestUnsupported(t *testing.T) {
 		{[]string{"--time_based", "--rw=read"}, []string{"time_based", "needs runtime="}},
 		{[]string{"--startdelay=1-10"}, []string{"startdelay=1-10", "range"}},
 		{[]string{"--filesize=1m-10m"}, []string{"size=1g", "filesize=1m-10m", "range", "at most 1 files of the smallest size, 1048576"}},
-		{[]string{"--filesize=1m-10m", "--offset=4k"}, []string{"offset=4k", "filesize=1m-10m", "one file size"}},
+		{[]string{"--filesize=1m-10m", "--offset=4k"}, []string{"offset=", "filesize=1m-10m", "one file size"}},
+		{[]string{"--offset=10%"}, []string{"offset=10%", "size=", "0 for a new one"}},
 		{[]string{"--filesize=10m-1m"}, []string{"filesize=10m-1m", "below"}},
 		{[]string{"--filename_format=$jobname.$filenum"}, []string{"filename_format=$jobname.$filenum", "$jobname.$jobnum.$filenum"}},
 		{[]string{"--file_service_type=sequential:2"}, []string{"file_service_type=sequential:2", ":N"}},
