@@ -14,6 +14,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/peer/fiojob"
+	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"
 )
@@ -391,5 +392,38 @@ func TestFioNrfilesKeptThenCleanedUp(t *testing.T) {
 	}
 	if got := slices.Sorted(maps.Keys(fileSizes(t, dir))); !slices.Equal(got, []string{"n.0.7", "notes.txt"}) {
 		t.Errorf("after cleanup, %v; want only the user's files", got)
+	}
+}
+
+// bench (and so plans, whose workloads are bench's flags) takes the same
+// regions, files and distributions: two files per worker, each laid out
+// to hold its region after the offset, and the bound's bytes written; a
+// bad distribution is one line naming it, exit 2; cleanup removes the
+// kept files.
+func TestBenchWhereFlags(t *testing.T) {
+	dir, out := t.TempDir(), filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := cephbench(t, t.Context(), "bench", "--target", dir, "--rw", "randwrite", "--bs", "4k", "--size", "256k",
+		"--offset", "64k", "--nrfiles", "2", "--workers", "2", "--random-map", "--file-service", "random:2", "--total", "1M", "--keep", "--quiet", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	r, err := result.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := r.Ops["write"]; w.Bytes != 1<<20 || w.Errors != 0 {
+		t.Errorf("wrote %d bytes, %d errors; want 1 MiB", w.Bytes, w.Errors)
+	}
+	want := map[string]int64{"cephbench.0.0.dat": 320 << 10, "cephbench.0.1.dat": 320 << 10, "cephbench.1.0.dat": 320 << 10, "cephbench.1.1.dat": 320 << 10}
+	if got := fileSizes(t, dir); !maps.Equal(got, want) {
+		t.Errorf("files %v, want %v", got, want)
+	}
+	code, stdout, stderr = cephbench(t, t.Context(), "bench", "--target", dir, "--rw", "randread", "--distribution", "zipf:1", "--total", "1M")
+	wantUsageError(t, "zipf:1", code, stdout, stderr)
+	if !strings.Contains(stderr, "zipf") {
+		t.Errorf("the error does not name the distribution: %q", stderr)
+	}
+	if code, _, stderr := cephbench(t, t.Context(), "cleanup", dir); code != 0 || len(fileSizes(t, dir)) != 0 {
+		t.Errorf("cleanup: exit %d, %s; left %v", code, stderr, fileSizes(t, dir))
 	}
 }
