@@ -177,6 +177,11 @@ type Workload struct {
 	// cephbench.N.dat. Only engines that declare file prefixes take it,
 	// which engine.Open checks.
 	FilePrefix string `json:"file_prefix,omitempty"`
+	// FileNameFormat, when set, names a directory target's files instead,
+	// in fio's filename_format syntax: $jobname is FilePrefix, $jobnum the
+	// worker, $filenum the worker's file, $clientuid nothing (fio's is
+	// its client's address, empty outside client/server mode).
+	FileNameFormat string `json:"file_name_format,omitempty"`
 
 	// IOEngine is how a file target is driven: "" or "psync" (one blocking
 	// pread/pwrite per op and slot), "libaio" or "io_uring" (QueueDepth
@@ -354,6 +359,8 @@ func (w *Workload) Validate() error {
 		return errors.New("a rate in operations and one in bytes: pace by one of them")
 	case w.MaxBacklog < 0:
 		return fmt.Errorf("invalid backlog %d: negative", w.MaxBacklog)
+	case strings.ContainsRune(w.FileNameFormat, '/'):
+		return fmt.Errorf("invalid file name format %q: it names files inside the directory", w.FileNameFormat)
 	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":
 		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
 	case w.Direct && (w.BlockSize%512 != 0 || w.MinBlockSize%512 != 0):

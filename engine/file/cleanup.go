@@ -15,8 +15,9 @@ import (
 // cephbench's mark, or, in a directory, the marked per-worker files:
 // cephbench.N.dat or cephbench.N.F.dat, or PREFIX.N.F with a file prefix
 // (a fio job's name, or the host's in a run on several hosts), F counting
-// a worker's files from 0. Files without the mark, devices and everything
-// else stay.
+// a worker's files from 0, or any name a file name format gave (the files
+// a session created for its workers carry workerAttr). Files without the
+// mark, devices and everything else stay.
 func cleanKept(path string) error {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -39,8 +40,8 @@ func cleanKept(path string) error {
 	// killed while removing its files leaves the later ones.
 	var errs error
 	for _, e := range entries {
-		if keptWorkerFile(e.Name()) {
-			errs = errors.Join(errs, removeIfMarked(filepath.Join(path, e.Name())))
+		if p := filepath.Join(path, e.Name()); keptWorkerFile(e.Name()) || hasAttr(p, workerAttr) {
+			errs = errors.Join(errs, removeIfMarked(p))
 		}
 	}
 	return errs
@@ -64,6 +65,13 @@ func keptWorkerFile(name string) bool {
 	rest := name[:i]
 	j := strings.LastIndexByte(rest, '.')
 	return j > 0 && number(rest[j+1:])
+}
+
+// hasAttr reports whether path carries the extended attribute name.
+func hasAttr(path, name string) bool {
+	var buf [32]byte
+	_, err := unix.Lgetxattr(path, name, buf[:])
+	return err == nil || errors.Is(err, unix.ERANGE)
 }
 
 // number reports whether s is a decimal number as strconv.Itoa writes it.

@@ -1,6 +1,14 @@
 package file
 
-import "testing"
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/spec"
+)
 
 // The names cleanup takes for a worker's file are the ones sessions give,
 // and only those.
@@ -12,5 +20,21 @@ func TestKeptWorkerFileNames(t *testing.T) {
 		if got := keptWorkerFile(name); got != want {
 			t.Errorf("keptWorkerFile(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// A file name format that gives two of a run's files one name is refused
+// before anything is created.
+func TestFileNameFormatNamesEachFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	w := &spec.Workload{Target: spec.Target{Scheme: "file", Location: dir}, Pattern: spec.Sequential, BlockSize: 4096,
+		FileSize: 8192, Workers: 2, FilesPerWorker: 2, QueueDepth: 1, TotalOps: 1, FilePrefix: "j", FileNameFormat: "$jobname.$filenum"}
+	_, err := openSession(t.Context(), w)
+	var usage *engine.UsageError
+	if !errors.As(err, &usage) || !strings.Contains(err.Error(), `"j.0"`) {
+		t.Errorf("error %v, want a usage error naming j.0", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("%d files created", len(entries))
 	}
 }

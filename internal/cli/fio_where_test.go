@@ -208,6 +208,7 @@ func TestFioOffsetsAgreeWithFio(t *testing.T) {
 		{"roundrobin", global + "bs=4k\nrw=write\n[n]\nsize=2m\nnrfiles=2\nfile_service_type=roundrobin:3\n", true},
 		{"sequential", global + "bs=8k\nrw=read\ngroup_reporting=1\n[s]\nfilesize=1m\nnrfiles=3\nnumjobs=2\nfile_service_type=sequential\n", true},
 		{"random_service", global + "bs=4k\nrw=randread\n[rs]\nfilesize=1m\nnrfiles=3\nfile_service_type=random:4\n", false},
+		{"filename_format", global + "bs=4k\nrw=write\n[ff]\nsize=256k\nnrfiles=2\nnumjobs=2\nfilename_format=data-$clientuid-$jobname-$filenum.$jobnum\n", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fioSum, cbSum, logged, fioFiles, cbFiles := sideBySide(t, c.job)
@@ -368,30 +369,39 @@ func TestFioDistributionsAgreeWithFio(t *testing.T) {
 }
 
 // A job's several files, kept, are what cephbench cleanup removes: every
-// JOBNAME.N.F it laid out, and neither a file of the same shape of name
-// that cephbench did not write nor anything else.
+// file it laid out, named as fio names them or as filename_format says,
+// and neither a file of the same shape of name that cephbench did not
+// write nor anything else.
 func TestFioNrfilesKeptThenCleanedUp(t *testing.T) {
-	dir := t.TempDir()
-	job := filepath.Join(t.TempDir(), "job.fio")
-	text := "[n]\ndirectory=" + dir + "\nioengine=psync\nbs=4k\nrw=write\nsize=64k\nnrfiles=2\nnumjobs=2\n"
-	if err := os.WriteFile(job, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"n.0.7", "notes.txt"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("user data"), 0o644); err != nil {
+	for _, c := range []struct {
+		format     string
+		user, ours []string
+	}{
+		{"", []string{"n.0.7", "notes.txt"}, []string{"n.0.0", "n.0.1", "n.1.0", "n.1.1"}},
+		{"filename_format=f$filenum-$jobnum.img\n", []string{"f9-0.img", "notes.txt"}, []string{"f0-0.img", "f0-1.img", "f1-0.img", "f1-1.img"}},
+	} {
+		dir := t.TempDir()
+		job := filepath.Join(t.TempDir(), "job.fio")
+		text := "[n]\ndirectory=" + dir + "\nioengine=psync\nbs=4k\nrw=write\nsize=64k\nnrfiles=2\nnumjobs=2\n" + c.format
+		if err := os.WriteFile(job, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	fio(t, "--keep=1", job)
-	want := []string{"n.0.0", "n.0.1", "n.0.7", "n.1.0", "n.1.1", "notes.txt"}
-	if got := slices.Sorted(maps.Keys(fileSizes(t, dir))); !slices.Equal(got, want) {
-		t.Fatalf("after the run with --keep, %v; want %v", got, want)
-	}
-	if code, out, errOut := cephbench(t, t.Context(), "cleanup", dir); code != 0 {
-		t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
-	}
-	if got := slices.Sorted(maps.Keys(fileSizes(t, dir))); !slices.Equal(got, []string{"n.0.7", "notes.txt"}) {
-		t.Errorf("after cleanup, %v; want only the user's files", got)
+		for _, name := range c.user {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte("user data"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fio(t, "--keep=1", job)
+		want := slices.Sorted(slices.Values(append(slices.Clone(c.user), c.ours...)))
+		if got := slices.Sorted(maps.Keys(fileSizes(t, dir))); !slices.Equal(got, want) {
+			t.Fatalf("%s: after the run with --keep, %v; want %v", c.format, got, want)
+		}
+		if code, out, errOut := cephbench(t, t.Context(), "cleanup", dir); code != 0 {
+			t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
+		}
+		if got := slices.Sorted(maps.Keys(fileSizes(t, dir))); !slices.Equal(got, c.user) {
+			t.Errorf("%s: after cleanup, %v; want only the user's files %v", c.format, got, c.user)
+		}
 	}
 }
 

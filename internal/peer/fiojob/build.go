@@ -1,6 +1,7 @@
 package fiojob
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -113,7 +114,7 @@ func (p *parser) build(pj *pending) (Job, error) {
 			if strings.ContainsRune(o.name, '/') || o.name == "." || o.name == ".." {
 				return Job{}, fail("job name %q cannot name its files in directory %q (fio names them JOBNAME.N.0)", o.name, path)
 			}
-			w.FilePrefix = o.name
+			w.FilePrefix, w.FileNameFormat = o.name, o.fileNameFormat()
 		}
 	case e == "null":
 		w.Target = spec.Target{Scheme: "null"}
@@ -400,9 +401,10 @@ func checkSharedDirs(jobs []Job) error {
 		if !j.perJobFiles {
 			continue
 		}
-		files := filepath.Join(filepath.Clean(j.Workload.Target.Location), j.Workload.FilePrefix)
+		format := cmp.Or(j.Workload.FileNameFormat, defaultFilenameFormat)
+		files := filepath.Join(filepath.Clean(j.Workload.Target.Location), strings.ReplaceAll(format, "$jobname", j.Workload.FilePrefix))
 		if other, ok := seen[files]; ok {
-			return fmt.Errorf("jobs %q (%s) and %q (%s) run at the same time on the same files (%s.N.0); give them different names, directory= or filename=, or put stonewall between them",
+			return fmt.Errorf("jobs %q (%s) and %q (%s) run at the same time on the same files (%s); give them different names, directory= or filename=, or put stonewall between them",
 				other.Name, other.Where, j.Name, j.Where, files)
 		}
 		seen[files] = j

@@ -46,7 +46,7 @@ type opts struct {
 	offset, offsetIncrement                     int64
 	offsetPct, sizePct                          int64
 	nrfiles, filesizeLow                        int64
-	fileService                                 string
+	fileService, filenameFormat                 string
 	fsync                                       int64
 	endFsync, unlink                            bool
 	verify                                      string
@@ -198,10 +198,11 @@ var table = []option{
 		o.fileService = strings.TrimSpace(v)
 		return nil
 	}},
-	{name: "filename_format", set: func(_ *opts, v string) error {
-		if strings.TrimSpace(v) != defaultFilenameFormat {
-			return fmt.Errorf("only fio's default %s is supported: cephbench's cleanup finds the files a run kept by that shape of name", defaultFilenameFormat)
+	{name: "filename_format", set: func(o *opts, v string) error {
+		if strings.ContainsRune(v, '/') {
+			return errors.New("names in subdirectories are not supported: give names inside directory=")
 		}
+		o.filenameFormat = strings.TrimSpace(v)
 		return nil
 	}},
 	{name: "numjobs", set: countSetter(func(o *opts) *int64 { return &o.numjobs }, 1)},
@@ -285,6 +286,15 @@ var table = []option{
 // defaultFilenameFormat is how fio names a job's files in its directory,
 // which the file engine's names with a file prefix follow.
 const defaultFilenameFormat = "$jobname.$jobnum.$filenum"
+
+// fileNameFormat is o's filename_format for the file engine: empty when
+// it is fio's default, which the engine's own names follow.
+func (o *opts) fileNameFormat() string {
+	if o.filenameFormat == defaultFilenameFormat {
+		return ""
+	}
+	return o.filenameFormat
+}
 
 // errOffsetPercent refuses an increment in percent of the file.
 var errOffsetPercent = errors.New("an increment in percent of the file is not supported; give it in bytes (4m, 1g)")

@@ -376,7 +376,7 @@ func TestUnsupported(t *testing.T) {
 		{[]string{"--filesize=1m-10m", "--offset=4k"}, []string{"offset=", "filesize=1m-10m", "one file size"}},
 		{[]string{"--offset=10%"}, []string{"offset=10%", "size=", "0 for a new one"}},
 		{[]string{"--filesize=10m-1m"}, []string{"filesize=10m-1m", "below"}},
-		{[]string{"--filename_format=$jobname.$filenum"}, []string{"filename_format=$jobname.$filenum", "$jobname.$jobnum.$filenum"}},
+		{[]string{"--filename_format=sub/$jobname.$filenum"}, []string{"filename_format=sub/$jobname.$filenum", "subdirectories"}},
 		{[]string{"--file_service_type=sequential:2"}, []string{"file_service_type=sequential:2", ":N"}},
 		{[]string{"--direct=1", "--bs=4KiB"}, []string{"bs=4KiB", "4000 bytes", "kb_base"}},
 		{[]string{"--pool=rbd"}, []string{"pool=rbd", "ioengine=rados or rbd"}},
