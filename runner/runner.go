@@ -152,6 +152,10 @@ type run struct {
 	backlog       atomic.Int64 // bytes in flight, when MaxBacklog bounds them
 	stoppedAt     atomic.Int64 // engine.Now when stop was first called
 
+	// sharesDone counts the workers that did their share of bounds per
+	// worker.
+	sharesDone atomic.Int64
+
 	// index is each op kind's place in the collector, or -1 for a kind
 	// the run does not do; firstByte that of the kind's time to first
 	// byte, or -1. derived names the first-byte kinds, which are not
@@ -181,7 +185,9 @@ type worker struct {
 	started  atomic.Int64
 	finished atomic.Int64
 	writes   atomic.Int64 // writes completed, for FsyncEvery
-	_        [64]byte     // keep workers' counters on separate cache lines
+	// shareDone: the worker did its share of bounds per worker.
+	shareDone atomic.Bool
+	_         [64]byte // keep workers' counters on separate cache lines
 }
 
 // now is the run's time. A nil Clock is tested for rather than defaulted,
@@ -732,9 +738,27 @@ func (r *run) next(wk *worker, op *engine.Op) bool {
 	ok := wk.gen.Next(op)
 	wk.mu.Unlock()
 	if !ok {
-		r.stop(StopExhausted)
+		r.exhausted(wk)
 	}
 	return ok
+}
+
+// exhausted ends a worker whose source has no more ops: it did its share
+// of a workload bounded per worker, and the run ends with the last such
+// worker, at its bounds; or the workload has nothing more to do.
+func (r *run) exhausted(wk *worker) {
+	shared, ok := wk.gen.(interface{ ShareDone() bool })
+	if !ok || !shared.ShareDone() {
+		r.stop(StopExhausted)
+		return
+	}
+	if wk.shareDone.CompareAndSwap(false, true) && r.sharesDone.Add(1) == int64(len(r.workers)) {
+		reason := StopBytes
+		if r.w.TotalBytes == 0 {
+			reason = StopOps
+		}
+		r.stop(reason)
+	}
 }
 
 // fill writes an admitted write's data.

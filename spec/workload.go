@@ -150,6 +150,14 @@ type Workload struct {
 	Duration   Duration `json:"duration,omitempty"`
 	TotalBytes Size     `json:"total_bytes,omitempty"`
 	TotalOps   int64    `json:"total_ops,omitempty"`
+	// BoundPerWorker splits TotalBytes and TotalOps between the workers,
+	// in proportion to their regions on a block target, and each stops at
+	// its share, as fio bounds each job clone: a worker that runs ahead
+	// does not take a slower one's share (nor start its next pass over its
+	// region before the other ends its first). The run ends when every
+	// worker has done its share. It counts ramp ops too, so it takes no
+	// Ramp.
+	BoundPerWorker bool `json:"bound_per_worker,omitempty"`
 	// Ramp is run before the measured period and excluded from every figure.
 	Ramp Duration `json:"ramp,omitempty"`
 	// RateIOPS, when set, paces the operations open loop at this many per
@@ -349,6 +357,8 @@ func (w *Workload) Validate() error {
 		return errors.New("no bound: give a duration, a total size or an operation count")
 	case w.TotalBytes < 0 || w.TotalOps < 0:
 		return errors.New("negative total")
+	case w.BoundPerWorker && w.Ramp > 0:
+		return errors.New("bounds per worker count every op a worker makes: they take no ramp")
 	case w.FsyncEvery < 0:
 		return fmt.Errorf("invalid fsync interval %d: negative", w.FsyncEvery)
 	case w.RateIOPS < 0:

@@ -3,6 +3,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 
 	"github.com/cephbench/cephbench/engine"
@@ -179,3 +180,69 @@ func FileSize(w *spec.Workload, file int) int64 {
 	n := lo + rand.New(rand.NewPCG(h, uint64(file))).Int64N(hi-lo+1)
 	return max(n-n%bs, bs)
 }
+
+// share sets the worker's part of the byte and op bounds when the
+// workload bounds each worker (spec.Workload.BoundPerWorker): in
+// proportion to its regions' blocks among every worker's.
+func (g *Generator) share(worker int) {
+	w := g.w
+	if !w.BoundPerWorker {
+		return
+	}
+	var before, mine, all uint64
+	for other := range w.Workers {
+		var blocks uint64
+		for _, file := range workerFiles(w, g.geo, other) {
+			_, n := Region(w, g.geo, other, file)
+			blocks += uint64(max(n, 1))
+		}
+		if other < worker {
+			before += blocks
+		}
+		if other == worker {
+			mine = blocks
+		}
+		all += blocks
+	}
+	// The shares of workers 0..k-1 end at total*cumulative/all, so that
+	// they add up to the total exactly.
+	part := func(total int64) int64 {
+		if total <= 0 {
+			return 0
+		}
+		return mulDiv(total, before+mine, all) - mulDiv(total, before, all)
+	}
+	// Ops of one size get shares of whole ops.
+	unit := int64(1)
+	if w.MinBlockSize == 0 {
+		unit = int64(w.BlockSize)
+	}
+	g.quotaBytes, g.quotaOps = part(int64(w.TotalBytes)/unit)*unit, part(w.TotalOps)
+	g.bounded = g.quotaBytes > 0 || g.quotaOps > 0
+}
+
+// mulDiv is a*b/c without overflowing.
+func mulDiv(a int64, b, c uint64) int64 {
+	hi, lo := bits.Mul64(uint64(a), b)
+	q, _ := bits.Div64(hi, lo, c)
+	return int64(q)
+}
+
+// overShare reports whether an op of n bytes would take the worker past
+// its share of the bounds, and counts it if not.
+func (g *Generator) overShare(n int64) bool {
+	if !g.bounded {
+		return false
+	}
+	if g.quotaBytes > 0 && g.madeBytes+n > g.quotaBytes || g.quotaOps > 0 && g.madeOps >= g.quotaOps {
+		g.shareDone = true
+		return true
+	}
+	g.madeBytes += n
+	g.madeOps++
+	return false
+}
+
+// ShareDone reports whether the worker did its share of a workload
+// bounded per worker, which ends its ops but not the run's.
+func (g *Generator) ShareDone() bool { return g.shareDone }

@@ -38,6 +38,11 @@ type Generator struct {
 	sinceSwitch int
 	service     spec.FileService
 	switchEvery int
+	// The worker's share of bounds per worker, and what it made so far.
+	bounded              bool
+	quotaBytes, quotaOps int64
+	madeBytes, madeOps   int64
+	shareDone            bool
 
 	opsPerObject int64
 	readable     int64   // objects reads may address
@@ -56,6 +61,7 @@ func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed
 	switch geo.Layout {
 	case engine.Blocks:
 		g.newRegions(worker)
+		g.share(worker)
 	case engine.Objects:
 		g.sizes = shared.ObjectSizes
 		objSize := int64(w.EffectiveObjectSize())
@@ -97,6 +103,9 @@ func (g *Generator) Next(op *engine.Op) bool {
 	}
 	op.Buf = op.Buf[:n]
 	if g.geo.Layout == engine.Blocks {
+		if g.overShare(n) {
+			return false
+		}
 		g.nextBlock(op, kind)
 		return true
 	}

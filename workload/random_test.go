@@ -84,3 +84,24 @@ func TestZonedSharesOfTheOps(t *testing.T) {
 		t.Errorf("the first 10%% of the blocks got %.1f%% of the ops, want 70", share)
 	}
 }
+
+// Bounded per worker, each worker makes its share of the ops, in
+// proportion to its region, then no more: of 20 ops, 16 for a region of 8
+// blocks and 4 for one of 2.
+func TestBoundPerWorkerSharesByRegion(t *testing.T) {
+	w := blockWorkload(spec.Random, 0, 2)
+	w.RandomMap, w.BoundPerWorker, w.TotalBytes = true, true, 20*4096
+	w.OffsetIncrement = 6 * 4096
+	geo := engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 8 * 4096} // worker 1 starts at block 6
+	for worker, want := range []int{16, 4} {
+		g := New(w, geo, worker, &Shared{}, 1)
+		op := &engine.Op{Buf: make([]byte, 4096)}
+		n := 0
+		for g.Next(op) {
+			n++
+		}
+		if n != want || !g.ShareDone() {
+			t.Errorf("worker %d made %d ops (done %v), want %d", worker, n, g.ShareDone(), want)
+		}
+	}
+}

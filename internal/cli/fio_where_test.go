@@ -203,6 +203,7 @@ func TestFioOffsetsAgreeWithFio(t *testing.T) {
 	}{
 		{"offset_increment", global + "bs=4k\nrw=write\ngroup_reporting=1\n[j]\nsize=8m\noffset=2m\nnumjobs=2\noffset_increment=1m\n", true},
 		{"random_map", global + "bs=4k\nrw=randwrite\n[r]\nsize=4m\noffset=3m\n", false},
+		{"random_map_clones", global + "bs=4k\nrw=randwrite\ngroup_reporting=1\nloops=2\n[rc]\nsize=1m\nnumjobs=4\n", false},
 		{"filesize", global + "bs=16k\nrw=randread\n[f]\nfilesize=8m\noffset=1m\n", false},
 		{"nrfiles", global + "bs=4k\nrw=randwrite\n[n]\nsize=8m\nnrfiles=4\n", false},
 		{"roundrobin", global + "bs=4k\nrw=write\n[n]\nsize=2m\nnrfiles=2\nfile_service_type=roundrobin:3\n", true},

@@ -197,6 +197,9 @@ func (p *parser) build(pj *pending) (Job, error) {
 		}
 	}
 	w.Ramp = spec.Duration(o.ramp)
+	// fio bounds each clone by its own bytes: one ahead does not take
+	// another's, nor starts its next pass before the other ends its first.
+	w.BoundPerWorker = o.numjobs > 1 && !o.timeBased && o.ramp == 0 && w.Target.Scheme != "rados"
 
 	iops, err := rateIOPS(o, reads, writes, bs, at)
 	if err != nil {

@@ -57,7 +57,7 @@ func TestReport000(t *testing.T) {
 	want := spec.Workload{
 		Name: "test-rw", Target: spec.Target{Scheme: "file", Location: "."}, FilePrefix: "test-rw",
 		Pattern: spec.Sequential, ReadPercent: 50, BlockSize: 1 << 20, FileSize: 10 << 20,
-		Workers: 20, QueueDepth: 1, TotalBytes: 200 << 20, IOEngine: "psync",
+		Workers: 20, QueueDepth: 1, TotalBytes: 200 << 20, BoundPerWorker: true, IOEngine: "psync",
 	}
 	if j.Workload != want {
 		t.Errorf("workload\n got %+v\nwant %+v", j.Workload, want)
