@@ -210,6 +210,16 @@ func (w *Workload) fileServiceError() error {
 	return err
 }
 
+// Extent is the size a target that every worker shares must have to hold
+// their regions of FileSize bytes from their offsets; 0 when FileSize is
+// unset.
+func (w *Workload) Extent() Size {
+	if w.FileSize == 0 {
+		return 0
+	}
+	return w.Offset + Size(max(w.Workers-1, 0))*w.OffsetIncrement + w.FileSize
+}
+
 // Region is where worker addresses a file of fileSize bytes: length bytes
 // from start, in whole blocks; length is 0 when not one block fits.
 func (w *Workload) Region(worker int, fileSize int64) (start, length int64) {
