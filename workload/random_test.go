@@ -105,3 +105,16 @@ func TestBoundPerWorkerSharesByRegion(t *testing.T) {
 		}
 	}
 }
+
+// Every distribution's offsets repeat with the seed, and change with it.
+func TestDistributionsFollowTheSeed(t *testing.T) {
+	geo := engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 4096 * 4096}
+	for _, d := range []string{"random", "zipf:1.2", "pareto:0.3", "normal:5", "zoned:60/10:40/90", "zoned_abs:50/1M:50/15M"} {
+		w := blockWorkload(spec.Random, 100, 1)
+		w.Distribution = d
+		a, b, c := offsetsOf(w, geo, 0, 64, 1), offsetsOf(w, geo, 0, 64, 1), offsetsOf(w, geo, 0, 64, 2)
+		if !slices.Equal(a, b) || slices.Equal(a, c) {
+			t.Errorf("%s: the same seed gives the same offsets %v, another seed other offsets %v", d, slices.Equal(a, b), !slices.Equal(a, c))
+		}
+	}
+}
