@@ -52,7 +52,7 @@ func Region(w *spec.Workload, geo engine.Geometry, worker, file int) (start, blo
 // target of geometry geo, or returns nil.
 func CheckRegions(w *spec.Workload, geo engine.Geometry) error {
 	if geo.Layout != engine.Blocks {
-		if w.Offset > 0 || w.OffsetIncrement > 0 || w.FilesPerWorker > 1 {
+		if w.Offset > 0 || w.OffsetIncrement > 0 || w.OffsetPercent > 0 || w.SizePercent > 0 || w.FilesPerWorker > 1 {
 			return errors.New("offsets and files per worker apply to files and block devices, not to objects")
 		}
 		return nil

@@ -295,13 +295,13 @@ func clonesBytes(o *opts, at func(string) string) (region, amount int64, err err
 }
 
 // where sets the part of each file a job clone addresses (offset,
-// offset_increment) and how its random offsets spread (random_distribution,
-// norandommap), as fio does: clone N starts at offset+N*offset_increment
-// and spans size bytes, its file laid out to hold them; with filesize, the
-// file is filesize bytes and the clone spans what follows its offset (the
-// caller's region). fio
-// keeps a random map, visiting every block once per pass, unless
-// norandommap or a distribution other than random.
+// offset_increment, and their percentages) and how its random offsets
+// spread (random_distribution, norandommap), as fio does: clone N starts
+// at offset+N*offset_increment and spans size bytes, its file laid out to
+// hold them; with filesize, the file is filesize bytes and the clone spans
+// what follows its offset (the caller's region). fio keeps a random map,
+// visiting every block once per pass, unless norandommap or a
+// distribution other than random.
 func where(w *spec.Workload, o *opts, random bool, at func(string) string) error {
 	w.Offset, w.OffsetIncrement = spec.Size(o.offset), spec.Size(o.offsetIncrement)
 	w.OffsetPercent = int(o.offsetPct)
