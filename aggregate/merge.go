@@ -237,7 +237,7 @@ func firstDifference(path string, a, b any) (string, any, any) {
 // stepPart is w without what each host has of its own.
 func stepPart(w spec.Workload) spec.Workload {
 	w.Target.Location, w.FilePrefix = "", ""
-	w.RateIOPS, w.RateBytes = 0, 0
+	w.ScaleRates(0)
 	return w
 }
 
@@ -271,13 +271,12 @@ func mergedShell(runs []HostRun) *result.Result {
 		Ops: map[string]metrics.KindSummary{}, Errors: map[string]int64{}, Histograms: map[string]string{},
 	}
 	var locations, prefixes []string
-	m.Spec.RateIOPS, m.Spec.RateBytes = 0, 0
+	m.Spec.ScaleRates(0)
 	for _, run := range runs {
 		r := run.Result
 		locations = appendNew(locations, r.Spec.Target.Location)
 		prefixes = appendNew(prefixes, r.Spec.FilePrefix)
-		m.Spec.RateIOPS += r.Spec.RateIOPS
-		m.Spec.RateBytes += r.Spec.RateBytes
+		m.Spec.AddRates(&r.Spec)
 		if r.Start.Before(m.Start) {
 			m.Start = r.Start
 		}
@@ -286,6 +285,10 @@ func mergedShell(runs []HostRun) *result.Result {
 		}
 		if r.Interrupted {
 			m.Interrupted, m.StopReason = true, r.StopReason
+		}
+		if r.BelowMinRate != nil && m.BelowMinRate == nil {
+			// A host below its share's minimum failed the whole run.
+			m.BelowMinRate, m.StopReason = r.BelowMinRate, r.StopReason
 		}
 		if m.HistogramSettings == nil {
 			m.HistogramSettings = r.HistogramSettings

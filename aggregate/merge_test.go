@@ -323,3 +323,18 @@ func TestMergeHostsRefusesResultsOfDifferentSteps(t *testing.T) {
 		t.Error("one result merged")
 	}
 }
+
+// A host that fell below its share of a minimum rate failed the run: the
+// merged result says so.
+func TestMergeHostsKeepsAFailedMinimumRate(t *testing.T) {
+	runs := runHosts(t, t.TempDir(), nullStep(time.Second), 50*time.Microsecond, 50*time.Microsecond)
+	short := &result.RateShortfall{Kind: "write", Unit: "ops", Min: 1e9, Got: 5e4, CycleSeconds: 1}
+	runs[1].Result.BelowMinRate, runs[1].Result.StopReason = short, result.StopMinRate
+	m, _, err := aggregate.MergeHosts(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BelowMinRate != short || m.StopReason != result.StopMinRate {
+		t.Errorf("merged stop %q, shortfall %+v; want the second host's", m.StopReason, m.BelowMinRate)
+	}
+}

@@ -19,7 +19,7 @@ type During struct {
 	Unread int     `json:"unread,omitempty"`
 	Events []Event `json:"events,omitempty"`
 	// SlowOSDs are the OSDs whose latency stood out from the others'
-	// (see SlowOSDs); a slow OSD is not an event: the cluster may be at
+	// (see slowFactor); a slow OSD is not an event: the cluster may be at
 	// rest with one.
 	SlowOSDs []SlowOSD `json:"slow_osds,omitempty"`
 	// CommandsPerSecond is how many commands the watch sent the
@@ -142,128 +142,6 @@ func has(states, word string) bool {
 // quietChecks are health checks about flags and schedules, not the I/O
 // path: raising or clearing them does not unsettle a run.
 var quietChecks = map[string]bool{"OSDMAP_FLAGS": true, "PG_NOT_SCRUBBED": true, "PG_NOT_DEEP_SCRUBBED": true}
-
-// Summarize finds the events in samples, taken in time order by one
-// watch; a sample whose status could not be read neither starts nor ends
-// a PG state.
-func Summarize(samples []Sample) *During {
-	d := &During{Samples: len(samples)}
-	if len(samples) == 0 {
-		return d
-	}
-	d.IntervalSeconds = samples[0].Every
-	sent := map[string]int{}
-	for _, s := range samples {
-		if s.Health == "" {
-			d.Unread++
-		}
-		d.Problems = append(d.Problems, s.Problems...)
-		for kind, n := range s.Sent {
-			sent[kind] += n
-		}
-	}
-	if span := samples[len(samples)-1].At - samples[0].At + d.IntervalSeconds; span > 0 && len(sent) > 0 {
-		d.CommandsPerSecond = map[string]float64{}
-		for kind, n := range sent {
-			d.CommandsPerSecond[kind] = math.Round(float64(n)/span*100) / 100
-		}
-	}
-	// At one time, a cause (an OSD down) before its effects (a check
-	// raised, PGs degraded).
-	d.Events = append(append(osdEvents(samples), healthEvents(samples)...), pgEvents(samples)...)
-	d.SlowOSDs = SlowOSDs(samples)
-	sort.SliceStable(d.Events, func(i, j int) bool { return d.Events[i].At < d.Events[j].At })
-	return d
-}
-
-// pgEvents are the spans of samples that saw PGs in each activity.
-func pgEvents(samples []Sample) []Event {
-	var events []Event
-	for _, a := range pgActivities {
-		var open *Event
-		for _, s := range samples {
-			if s.Health == "" {
-				continue
-			}
-			n := 0
-			for state, count := range s.PGStates {
-				if a.shows(state) {
-					n += count
-				}
-			}
-			switch {
-			case n > 0 && open == nil:
-				open = &Event{What: a.name, At: s.At, Until: s.At, PGs: n}
-			case n > 0:
-				open.Until, open.PGs = s.At, max(open.PGs, n)
-			case open != nil:
-				events, open = append(events, *open), nil
-			}
-		}
-		if open != nil {
-			events = append(events, *open)
-		}
-	}
-	return events
-}
-
-// osdEvents are the OSDs that went down, out, up or in between the
-// samples that read the OSD map.
-func osdEvents(samples []Sample) []Event {
-	var events []Event
-	var last map[int]OSDState
-	for _, s := range samples {
-		if s.OSDs == nil {
-			continue
-		}
-		now := map[int]OSDState{}
-		for _, o := range s.OSDs {
-			now[o.ID] = o
-			was, known := last[o.ID]
-			if last == nil || (known && was == o) {
-				continue
-			}
-			name := fmt.Sprintf("osd.%d ", o.ID)
-			if was.Up != o.Up {
-				events = append(events, Event{What: name + map[bool]string{true: "up", false: "down"}[o.Up], At: s.At})
-			}
-			if was.In != o.In {
-				events = append(events, Event{What: name + map[bool]string{true: "in", false: "out"}[o.In], At: s.At})
-			}
-		}
-		last = now
-	}
-	return events
-}
-
-// healthEvents are the health checks raised and cleared after the first
-// sample that read them, but for the quiet ones.
-func healthEvents(samples []Sample) []Event {
-	var events []Event
-	var last map[string]string
-	for _, s := range samples {
-		if s.Health == "" {
-			continue
-		}
-		if last != nil {
-			for _, name := range sortedNames(s.Checks) {
-				if _, had := last[name]; !had && !quietChecks[name] {
-					events = append(events, Event{What: "health check " + name + " raised", At: s.At, Detail: s.Checks[name]})
-				}
-			}
-			for _, name := range sortedNames(last) {
-				if _, has := s.Checks[name]; !has && !quietChecks[name] {
-					events = append(events, Event{What: "health check " + name + " cleared", At: s.At})
-				}
-			}
-		}
-		last = s.Checks
-		if last == nil {
-			last = map[string]string{}
-		}
-	}
-	return events
-}
 
 func sortedNames(m map[string]string) []string {
 	names := make([]string, 0, len(m))

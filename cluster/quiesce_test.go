@@ -1,94 +1,40 @@
 package cluster
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/cephbench/cephbench/cluster/clustertest"
 )
 
-// monitor keeps the OSD map's flags and the config-key store in memory,
-// as the monitors do, and answers the commands a Quiescer sends.
-type monitor struct {
-	mu    sync.Mutex
-	flags map[string]bool
-	keys  map[string]string
-}
-
-func newMonitor(flags ...string) *monitor {
-	m := &monitor{flags: map[string]bool{"sortbitwise": true}, keys: map[string]string{"mgr/dashboard/x": "y"}}
-	for _, f := range flags {
-		m.flags[f] = true
-	}
+// newMonitor is a cluster with the flags an operator set (and
+// sortbitwise) and a config key of another module's.
+func newMonitor(flags ...string) *clustertest.Monitor {
+	m := clustertest.New(append([]string{"sortbitwise"}, flags...)...)
+	m.SetKey("mgr/dashboard/x", "y")
 	return m
 }
 
-func (m *monitor) Mgr([]byte) ([]byte, error)       { return nil, errors.New("no manager") }
-func (m *monitor) Tell(int, []byte) ([]byte, error) { return nil, errors.New("no OSD") }
-
-func (m *monitor) Mon(b []byte) ([]byte, error) {
-	var cmd struct{ Prefix, Key, Val string }
-	if err := json.Unmarshal(b, &cmd); err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch cmd.Prefix {
-	case "osd dump":
-		var set []string
-		for f := range m.flags {
-			set = append(set, f)
-		}
-		sort.Strings(set)
-		return json.Marshal(map[string]any{"epoch": 9, "flags": strings.Join(set, ",")})
-	case "osd set":
-		m.flags[cmd.Key] = true
-	case "osd unset":
-		delete(m.flags, cmd.Key)
-	case "config-key set":
-		m.keys[cmd.Key] = cmd.Val
-	case "config-key get":
-		v, ok := m.keys[cmd.Key]
-		if !ok {
-			return nil, errors.New("rados: ret=-2, No such file or directory")
-		}
-		return []byte(v), nil
-	case "config-key rm":
-		delete(m.keys, cmd.Key)
-	case "config-key ls":
-		var keys []string
-		for k := range m.keys {
-			keys = append(keys, k)
-		}
-		return json.Marshal(keys)
-	default:
-		return nil, errors.New("unknown command " + cmd.Prefix)
-	}
-	return nil, nil
-}
-
-func (m *monitor) scrubFlags() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// scrubFlags are the scrub flags m's OSD map has set.
+func scrubFlags(m *clustertest.Monitor) []string {
 	var set []string
 	for _, f := range QuiesceFlags {
-		if m.flags[f] {
+		if slices.Contains(m.Flags(), f) {
 			set = append(set, f)
 		}
 	}
 	return set
 }
 
-func (m *monitor) records() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// records are the config keys of m that record a run's flags, sorted.
+func records(m *clustertest.Monitor) []string {
 	var keys []string
-	for k := range m.keys {
+	for k := range m.Keys() {
 		if strings.HasPrefix(k, quiescePrefix) {
 			keys = append(keys, k)
 		}
@@ -101,7 +47,7 @@ func (m *monitor) records() []string {
 // alive until killed.
 type processes map[int]bool
 
-func (p processes) quiescer(m *monitor, host string, pid int) *Quiescer {
+func (p processes) quiescer(m Commands, host string, pid int) *Quiescer {
 	p[pid] = true
 	return &Quiescer{cmds: m, host: host, pid: pid, now: time.Now,
 		alive: func(pid int, _ time.Time) bool { return p[pid] }}
@@ -116,9 +62,9 @@ func mustQuiesce(t *testing.T, q *Quiescer) *Quiesce {
 	return r
 }
 
-func wantFlags(t *testing.T, m *monitor, when string, want ...string) {
+func wantFlags(t *testing.T, m *clustertest.Monitor, when string, want ...string) {
 	t.Helper()
-	if got := m.scrubFlags(); !slices.Equal(got, want) {
+	if got := scrubFlags(m); !slices.Equal(got, want) {
 		t.Errorf("%s: scrub flags %v, want %v", when, got, want)
 	}
 }
@@ -130,17 +76,17 @@ func TestQuiesceSetsTheFlagsForTheRunAndClearsThem(t *testing.T) {
 	if got := r.Quiesced.Line(); got != "--quiesce set noscrub, nodeep-scrub for the run" {
 		t.Errorf("line %q", got)
 	}
-	if recs := m.records(); len(recs) != 1 || !strings.HasPrefix(recs[0], "cephbench/quiesce/h1/100/") {
+	if recs := records(m); len(recs) != 1 || !strings.HasPrefix(recs[0], "cephbench/quiesce/h1/100/") {
 		t.Errorf("records during the run: %v", recs)
 	}
 	if err := r.Restore(); err != nil {
 		t.Fatal(err)
 	}
 	wantFlags(t, m, "after the run")
-	if recs := m.records(); len(recs) != 0 {
+	if recs := records(m); len(recs) != 0 {
 		t.Errorf("records left: %v", recs)
 	}
-	if m.keys["mgr/dashboard/x"] != "y" {
+	if m.Keys()["mgr/dashboard/x"] != "y" {
 		t.Error("another config key was touched")
 	}
 }
@@ -188,7 +134,7 @@ func TestTheLastRunClearsTheFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantFlags(t, m, "after both runs")
-		if recs := m.records(); len(recs) != 0 {
+		if recs := records(m); len(recs) != 0 {
 			t.Errorf("%v: records left: %v", hosts, recs)
 		}
 	}
@@ -203,7 +149,7 @@ func TestReleaseDeadClearsOnlyAKilledRunOfThisHost(t *testing.T) {
 		t.Fatalf("released %d, %v", n, err)
 	}
 	wantFlags(t, m, "after cleanup")
-	if recs := m.records(); len(recs) != 0 {
+	if recs := records(m); len(recs) != 0 {
 		t.Errorf("records left: %v (killed run's: %s)", recs, killed.key)
 	}
 }
@@ -216,7 +162,7 @@ func TestReleaseDeadLeavesLiveRunsAndOtherHosts(t *testing.T) {
 		t.Fatalf("released %d, %v", n, err)
 	}
 	wantFlags(t, m, "after cleanup beside live runs", "noscrub", "nodeep-scrub")
-	if recs := m.records(); len(recs) != 2 {
+	if recs := records(m); len(recs) != 2 {
 		t.Errorf("records %v, want the live run's and the other host's", recs)
 	}
 
@@ -228,7 +174,7 @@ func TestReleaseDeadLeavesLiveRunsAndOtherHosts(t *testing.T) {
 		t.Fatalf("released %d, %v", n, err)
 	}
 	wantFlags(t, m, "after the killed run's release", "noscrub", "nodeep-scrub")
-	if recs := m.records(); !slices.Equal(recs, []string{other.key}) {
+	if recs := records(m); !slices.Equal(recs, []string{other.key}) {
 		t.Errorf("records %v, want %s (not %s)", recs, other.key, live.key)
 	}
 	if err := other.Restore(); err != nil {
@@ -244,14 +190,14 @@ func TestQuiesceUndoesWhatItDidWhenAFlagCannotBeSet(t *testing.T) {
 		t.Fatalf("error %v, want one naming osd set nodeep-scrub", err)
 	}
 	wantFlags(t, m, "after the failure")
-	if recs := m.records(); len(recs) != 0 {
+	if recs := records(m); len(recs) != 0 {
 		t.Errorf("records left: %v", recs)
 	}
 }
 
 // refuse is a monitor that refuses to set one flag.
 type refuse struct {
-	*monitor
+	*clustertest.Monitor
 	flag string
 }
 
@@ -259,7 +205,7 @@ func (r refuse) Mon(b []byte) ([]byte, error) {
 	if strings.Contains(string(b), `"osd set"`) && strings.Contains(string(b), `"`+r.flag+`"`) {
 		return nil, errors.New("rados: ret=-13, Permission denied")
 	}
-	return r.monitor.Mon(b)
+	return r.Monitor.Mon(b)
 }
 
 func TestProcessAliveTellsAReusedPID(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // SlowOSD is an OSD whose latency, by one measure, stood out from the
@@ -53,33 +55,19 @@ const (
 	minOSDsCompared = 3
 )
 
-// SlowOSDs names the OSDs whose queue or commit latency stood out in
-// samples, queue latency first, each by OSD id.
-func SlowOSDs(samples []Sample) []SlowOSD {
-	queue, commit := map[int][]float64{}, map[int][]float64{}
-	for _, s := range samples {
-		for _, q := range s.OSDQueue {
-			queue[q.ID] = append(queue[q.ID], q.Ms)
-		}
-		for _, p := range s.OSDPerf {
-			commit[p.ID] = append(commit[p.ID], p.Commit)
-		}
-	}
-	return append(slowBy("queue latency", queue), slowBy("commit latency", commit)...)
-}
-
-// slowBy applies the rule to each OSD's seconds of one measure.
-func slowBy(measure string, seconds map[int][]float64) []SlowOSD {
+// slowBy applies the rule to each OSD's seconds of one measure, in
+// hists (see latencyDigits), and returns the slow OSDs by id.
+func slowBy(measure string, hists map[int]*hdr.PackedHistogram) []SlowOSD {
 	type osd struct {
 		id       int
 		p99, med float64
 		n        int
 	}
 	var osds []osd
-	for id, v := range seconds {
-		if len(v) >= minSlowSeconds {
-			sort.Float64s(v)
-			osds = append(osds, osd{id, percentile(v, 0.99), percentile(v, 0.5), len(v)})
+	for id, h := range hists {
+		if n := int(h.TotalCount()); n >= minSlowSeconds {
+			at := func(i int) float64 { return msAtRank(h, i) }
+			osds = append(osds, osd{id, percentile(n, at, 0.99), percentile(n, at, 0.5), n})
 		}
 	}
 	if len(osds) < minOSDsCompared {
@@ -94,9 +82,7 @@ func slowBy(measure string, seconds map[int][]float64) []SlowOSD {
 				p99s, meds = append(p99s, other.p99), append(meds, other.med)
 			}
 		}
-		sort.Float64s(p99s)
-		sort.Float64s(meds)
-		othersP99, othersMed := percentile(p99s, 0.5), percentile(meds, 0.5)
+		othersP99, othersMed := percentileOf(p99s, 0.5), percentileOf(meds, 0.5)
 		if o.p99 > slowFactor*othersP99 && o.p99-othersP99 >= slowMarginMs && o.med > slowFactor*othersMed {
 			slow = append(slow, SlowOSD{ID: o.id, Measure: measure, P99Ms: round3(o.p99), OthersMs: round3(othersP99), Seconds: o.n})
 		}
@@ -104,15 +90,20 @@ func slowBy(measure string, seconds map[int][]float64) []SlowOSD {
 	return slow
 }
 
-// percentile is the nearest-rank percentile p (0 to 1) of sorted, which
-// is not empty; the median of an even count is the mean of the two in
-// the middle.
-func percentile(sorted []float64, p float64) float64 {
-	n := len(sorted)
+// percentile is the nearest-rank percentile p (0 to 1) of n values, n >
+// 0, whose value of rank i (from 0, ascending) is at(i); the median of
+// an even count is the mean of the two in the middle.
+func percentile(n int, at func(i int) float64, p float64) float64 {
 	if p == 0.5 && n%2 == 0 {
-		return (sorted[n/2-1] + sorted[n/2]) / 2
+		return (at(n/2-1) + at(n/2)) / 2
 	}
-	return sorted[max(int(math.Ceil(p*float64(n)))-1, 0)]
+	return at(max(int(math.Ceil(p*float64(n)))-1, 0))
+}
+
+// percentileOf is percentile of values, which it sorts.
+func percentileOf(values []float64, p float64) float64 {
+	sort.Float64s(values)
+	return percentile(len(values), func(i int) float64 { return values[i] }, p)
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

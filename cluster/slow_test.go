@@ -57,7 +57,7 @@ func TestAnOSDWhoseCommitIsSlowIsNamed(t *testing.T) {
 		}
 		samples = append(samples, s)
 	}
-	got := fmt.Sprint(SlowOSDs(samples))
+	got := fmt.Sprint(Summarize(samples).SlowOSDs)
 	if want := "[slow OSD osd.2: commit latency p99 40 ms over 8 s, against 2.0 ms for the other OSDs (median)]"; got != want {
 		t.Errorf("got %s; want %s", got, want)
 	}
@@ -86,7 +86,7 @@ func TestAnOSDSlowForAFewSecondsIsNotNamed(t *testing.T) {
 		}
 		return jitter(8, id, sec)
 	})
-	if slow := SlowOSDs(samples); len(slow) != 0 {
+	if slow := Summarize(samples).SlowOSDs; len(slow) != 0 {
 		t.Errorf("slow OSDs %+v", slow)
 	}
 }
@@ -100,10 +100,10 @@ func TestTwoOSDsAreTooFewToName(t *testing.T) {
 		}
 		return 1
 	}
-	if slow := SlowOSDs(queueSeconds(10, []int{0, 1}, slowOne)); len(slow) != 0 {
+	if slow := Summarize(queueSeconds(10, []int{0, 1}, slowOne)).SlowOSDs; len(slow) != 0 {
 		t.Errorf("2 OSDs: slow OSDs %+v", slow)
 	}
-	if slow := SlowOSDs(queueSeconds(10, []int{0, 1, 2}, slowOne)); len(slow) != 1 || slow[0].ID != 1 {
+	if slow := Summarize(queueSeconds(10, []int{0, 1, 2}, slowOne)).SlowOSDs; len(slow) != 1 || slow[0].ID != 1 {
 		t.Errorf("3 OSDs: slow OSDs %+v; want osd.1", slow)
 	}
 	// An OSD seen in fewer than 3 samples is not judged.
@@ -111,7 +111,7 @@ func TestTwoOSDsAreTooFewToName(t *testing.T) {
 	for i := 2; i < len(short); i++ {
 		short[i].OSDQueue = short[i].OSDQueue[:1]
 	}
-	if slow := SlowOSDs(short); len(slow) != 0 {
+	if slow := Summarize(short).SlowOSDs; len(slow) != 0 {
 		t.Errorf("osd.1 and osd.2 in 2 samples: slow OSDs %+v", slow)
 	}
 	if !strings.Contains(SlowOSD{ID: 3, Measure: "queue latency", P99Ms: 5.3, OthersMs: 0.5, Seconds: 1}.String(), "p99 5.3 ms over 1 s") {

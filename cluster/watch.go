@@ -263,10 +263,12 @@ func (s *sampler) readOSDPerf(smp *Sample, b []byte) {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Watch samples a cluster every interval from its start until Stop, on a
-// connection of its own.
+// connection of its own. It keeps no sample: each goes to the sink and
+// into a Summary, so that what it holds does not grow with the run's
+// length.
 type Watch struct {
 	mu      sync.Mutex
-	samples []Sample
+	summary *Summary
 	stopped bool
 	sink    func(Sample)
 	done    chan struct{}
@@ -280,7 +282,7 @@ type Watch struct {
 // returned (a command the cluster is slow to answer is not waited for,
 // nor an OSD's answer that came after its sample's timeout).
 func StartWatch(conn Conn, pools []string, interval time.Duration, sink func(Sample)) *Watch {
-	w := &Watch{sink: sink, done: make(chan struct{})}
+	w := &Watch{summary: NewSummary(), sink: sink, done: make(chan struct{})}
 	s := newSampler(conn, pools, interval)
 	start := time.Now()
 	go func() {
@@ -303,14 +305,15 @@ func StartWatch(conn Conn, pools []string, interval time.Duration, sink func(Sam
 	return w
 }
 
-// add keeps smp and hands it to the sink; false once stopped.
+// add adds smp to the summary and hands it to the sink; false once
+// stopped.
 func (w *Watch) add(smp Sample) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
 		return false
 	}
-	w.samples = append(w.samples, smp)
+	w.summary.Add(smp)
 	if w.sink != nil {
 		w.sink(smp)
 	}
@@ -322,10 +325,9 @@ func (w *Watch) add(smp Sample) bool {
 func (w *Watch) Stop() *During {
 	w.mu.Lock()
 	w.stopped = true
-	samples := w.samples
 	w.mu.Unlock()
 	close(w.done)
-	return Summarize(samples)
+	return w.summary.During()
 }
 
 // FSPools reads the metadata and data pools of the file system named fs

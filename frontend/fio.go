@@ -9,10 +9,12 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/io/diskstats"
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/internal/peer/fioreport"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
@@ -58,6 +60,9 @@ type fioRun struct {
 	// before it starts, its figures up to its last second while it runs,
 	// its result once done.
 	latest []*result.Result
+	// clones are each step's clones' own results, for fio's sections per
+	// clone; nil for a step that has none.
+	clones [][]*result.Result
 }
 
 // runFio runs the job's steps (each stonewall waits for the steps before
@@ -77,7 +82,7 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		return err
 	}
 	defer closeOutput()
-	r := &fioRun{job: j, opts: *j.Fio, live: out.Live, hooks: out.hooks, latest: make([]*result.Result, len(j.Steps))}
+	r := &fioRun{job: j, opts: *j.Fio, live: out.Live, hooks: out.hooks, latest: make([]*result.Result, len(j.Steps)), clones: make([][]*result.Result, len(j.Steps))}
 	rep := r.report()
 	// fio's header goes out once the first job's target is open, so that
 	// a run refused before any I/O prints its error alone.
@@ -111,9 +116,12 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		if err := errors.Join(headerErr, writeAll(results)); err != nil {
 			return err
 		}
-		for _, res := range results {
+		for i, res := range results {
 			if res != nil {
 				report.ClusterLines(out.Stderr, res, "cephbench: "+res.Name+": ")
+				if line := belowMinLine(res, r.job.Steps[i].Front.Fio.NumJobs); line != "" {
+					fmt.Fprintln(out.Stderr, line)
+				}
 			}
 		}
 		fmt.Fprintf(out.Stderr, "cephbench: %d results saved in %s\n", n, r.opts.Results)
@@ -286,7 +294,85 @@ func (r *fioRun) runJob(ctx context.Context, i int) (*result.Result, error) {
 			r.mu.Unlock()
 		}
 	}
-	return step.Run(ctx, st, so)
+	finish, err := r.perOp(i, &so)
+	if err != nil {
+		return nil, err
+	}
+	res, err := step.Run(ctx, st, so)
+	return res, errors.Join(err, finish(res))
+}
+
+// perOp sets so to follow step i's ops as they complete, when the job
+// writes fio's logs or prints its clones apart, and returns what ends
+// that once the step has run: the logs closed (removed when res is nil,
+// as a job refused before any I/O leaves none), the clones' figures kept.
+func (r *fioRun) perOp(i int, so *step.Output) (finish func(res *result.Result) error, err error) {
+	st := r.job.Steps[i]
+	logs, err := r.openLogs(i)
+	if err != nil {
+		return nil, err
+	}
+	var clones *cloneFigures
+	if f := st.Front.Fio; !f.GroupReporting && f.NumJobs > 1 && st.Workload.Workers == f.NumJobs {
+		clones = newCloneFigures(f.NumJobs)
+	}
+	if logs == nil && clones == nil {
+		return func(*result.Result) error { return nil }, nil
+	}
+	so.Completed = func(c runner.Completion) {
+		k := c.Op.Kind
+		if k != engine.Read && k != engine.Write {
+			return
+		}
+		size := int64(len(c.Op.Buf))
+		if logs != nil {
+			logs.Add(fiolog.Sample{Clone: c.Worker, Write: k == engine.Write, Offset: c.Op.Offset, Size: size, Start: c.Start, End: c.End})
+		}
+		if clones != nil {
+			clones.add(c.Worker, k == engine.Write, size, c.End-c.Start, c.End)
+		}
+	}
+	return func(res *result.Result) error {
+		if res == nil {
+			if logs != nil {
+				logs.Remove()
+			}
+			return nil
+		}
+		var errs []error
+		if logs != nil {
+			if err := logs.Close(time.Duration(res.ElapsedSeconds * float64(time.Second))); err != nil {
+				errs = append(errs, fmt.Errorf("%s: the log files: %w", st.Name, err))
+			}
+		}
+		if clones != nil {
+			perClone, err := clones.results(res)
+			errs = append(errs, err)
+			r.mu.Lock()
+			r.clones[i] = perClone
+			r.mu.Unlock()
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+// openLogs creates step i's fio log files, nil if it writes none. fio
+// numbers its clones' logs by thread, counting the clones of the jobs
+// before.
+func (r *fioRun) openLogs(i int) (*fiolog.Logs, error) {
+	f := r.job.Steps[i].Front.Fio
+	if f.Logs == nil {
+		return nil, nil
+	}
+	first := 1
+	for _, st := range r.job.Steps[:i] {
+		first += max(st.Front.Fio.NumJobs, 1)
+	}
+	logs, err := fiolog.Open(*f.Logs, first, max(r.job.Steps[i].Workload.Workers, 1))
+	if err != nil {
+		return nil, engine.Usagef("%s: the log files: %v", r.job.Steps[i].Name, err)
+	}
+	return logs, nil
 }
 
 // printStatus writes the output of every job so far each
@@ -334,12 +420,21 @@ func (r *fioRun) groups(results []*result.Result) []fioreport.Group {
 		g.GroupReporting = g.GroupReporting || f.GroupReporting
 		fj := fioreport.Job{
 			Name: st.Name, Description: f.Description, NumJobs: f.NumJobs,
-			RW: f.RW, IOEngine: f.IOEngine, BlockSize: int64(st.Workload.BlockSize), IODepth: f.IODepth,
+			RW: f.RW, IOEngine: f.IOEngine, BlockSize: int64(st.Workload.BlockSize), BlockSizes: st.Workload.BlockSizes, IODepth: f.IODepth,
 			PercentileList: f.PercentileList, LatPercentiles: f.LatPercentiles,
 			Options: fioOptions(f.Options),
 		}
 		if results != nil {
 			fj.Result = results[i]
+			if i < len(r.clones) && fj.Result != nil {
+				r.mu.Lock()
+				fj.Clones = r.clones[i]
+				r.mu.Unlock()
+			}
+			if res := results[i]; res != nil && res.BelowMinRate != nil {
+				// fio fails the job with EIO from check_min_rate.
+				fj.Err, fj.ErrText = int(syscall.EIO), "func=check_min_rate, error=Input/output error"
+			}
 		}
 		g.Jobs = append(g.Jobs, fj)
 	}
@@ -393,4 +488,18 @@ func countNonNil(rs []*result.Result) int {
 		}
 	}
 	return n
+}
+
+// belowMinLine is the line fio prints when a job fails its minimum rate,
+// in one clone's figures (fio checks each clone), or "".
+func belowMinLine(res *result.Result, clones int) string {
+	s := res.BelowMinRate
+	if s == nil {
+		return ""
+	}
+	n := float64(max(clones, 1))
+	if s.Unit == "bytes" {
+		return fmt.Sprintf("%s: rate_min=%.0fB/s not met, got %.0fB/s", res.Name, s.Min/n, s.Got/n)
+	}
+	return fmt.Sprintf("%s: rate_iops_min=%.0f not met, got %.0f IOPS", res.Name, s.Min/n, s.Got/n)
 }

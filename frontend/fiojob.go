@@ -3,10 +3,12 @@ package frontend
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/peer/fiojob"
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
@@ -28,6 +30,7 @@ func FioJob(plan *fiojob.Plan, dir, results, at string) Job {
 				StartDelay: spec.Duration(j.StartDelay), Stonewall: j.Stonewall, Group: j.Group, GroupReporting: j.GroupReporting,
 				Description: j.Description, NumJobs: j.NumJobs, RW: j.RW, IOEngine: j.IOEngine, IODepth: j.IODepth,
 				PercentileList: j.PercentileList, LatPercentiles: j.LatPercentiles, Options: stepFioOptions(j.Options),
+				Logs: logsIn(j.Logs, dir),
 			}},
 		}
 		st.Workload.Target = engine.InDir(st.Workload.Target, dir)
@@ -50,6 +53,21 @@ func FioJob(plan *fiojob.Plan, dir, results, at string) Job {
 		steps[i] = st
 	}
 	return Job{Command: "fio", Steps: steps, Fio: opts}
+}
+
+// logsIn is logs with relative file names taken from the folder dir
+// (empty: the process's), as the job's files are.
+func logsIn(logs *fiolog.Options, dir string) *fiolog.Options {
+	if logs == nil || dir == "" {
+		return logs
+	}
+	in := *logs
+	for _, name := range []*string{&in.BW, &in.Lat, &in.IOPS, &in.Hist} {
+		if *name != "" && !filepath.IsAbs(*name) {
+			*name = filepath.Join(dir, *name)
+		}
+	}
+	return &in
 }
 
 func stepFioOptions(opts []fiojob.Option) []step.FioOption {

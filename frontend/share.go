@@ -66,8 +66,7 @@ func share(j Job, hosts int, target func(engine.Description, *spec.Workload) err
 				return Job{}, fmt.Errorf("%s: %w", st.Name, err)
 			}
 		}
-		w.RateIOPS /= float64(hosts)
-		w.RateBytes /= float64(hosts)
+		w.ScaleRates(1 / float64(hosts))
 		if lg := st.Front.LoadGen; lg != nil {
 			own := *lg
 			own.Throughput /= int64(hosts)

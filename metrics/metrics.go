@@ -59,6 +59,7 @@ type counts struct {
 	ops    int64
 	bytes  int64
 	errors int64
+	sizes  map[int64]int64 // ops by their bytes, when the collector counts them
 	// The latency of the op that completed last, and when (on any
 	// monotonic clock): rados bench's "last lat" column.
 	lastEnd, lastLat time.Duration
@@ -68,10 +69,11 @@ type counts struct {
 // concurrent use: the goroutines that serve one worker's queue share it,
 // and the collector drains it once a second.
 type Recorder struct {
-	mu     sync.Mutex
-	kinds  []counts
-	errors map[string]int64
-	queue  QueueCounts // cumulative: the collector sums it, never drains it
+	mu         sync.Mutex
+	kinds      []counts
+	countSizes bool
+	errors     map[string]int64
+	queue      QueueCounts // cumulative: the collector sums it, never drains it
 }
 
 // Record adds one completed op of kind (an index into the collector's
@@ -92,6 +94,12 @@ func (r *Recorder) Record(kind int, latency time.Duration, n int64, end time.Dur
 	_ = c.hist.RecordValue(v) // cannot fail: v is clamped to the range
 	c.ops++
 	c.bytes += n
+	if r.countSizes && n > 0 {
+		if c.sizes == nil {
+			c.sizes = map[int64]int64{}
+		}
+		c.sizes[n]++
+	}
 	if end >= c.lastEnd {
 		c.lastEnd, c.lastLat = end, latency
 	}
@@ -179,9 +187,11 @@ type Collector struct {
 	mu        sync.Mutex
 	recorders []*Recorder
 
-	total   []counts // cumulative, hist always allocated
-	scratch []*hdr.Histogram
-	errors  map[string]int64
+	total []counts // cumulative, hist always allocated
+	// countSizes makes recorders count ops by size (CountOpSizes).
+	countSizes bool
+	scratch    []*hdr.Histogram
+	errors     map[string]int64
 	// rates are each kind's per-interval IOPS and bandwidth, over the
 	// intervals of half an interval or more.
 	rates []struct{ iops, bw rateStats }
@@ -201,9 +211,14 @@ func NewCollector(kindNames []string) *Collector {
 	return c
 }
 
+// CountOpSizes makes the recorders made after it count ops by their size
+// too, for the summaries' OpsBySize: for runs whose op sizes vary, as
+// the count costs a map update per op. Call it before NewRecorder.
+func (c *Collector) CountOpSizes() { c.countSizes = true }
+
 // NewRecorder returns a recorder whose measurements this collector gathers.
 func (c *Collector) NewRecorder() *Recorder {
-	r := &Recorder{kinds: make([]counts, len(c.names)), errors: map[string]int64{}}
+	r := &Recorder{kinds: make([]counts, len(c.names)), errors: map[string]int64{}, countSizes: c.countSizes}
 	c.mu.Lock()
 	c.recorders = append(c.recorders, r)
 	c.mu.Unlock()
@@ -272,6 +287,13 @@ func (c *Collector) Tick(elapsed time.Duration) Tick {
 				ops[k].lastEnd, ops[k].lastLat = rc.lastEnd, rc.lastLat
 			}
 			rc.ops, rc.bytes, rc.errors = 0, 0, 0
+			for n, ops := range rc.sizes {
+				if c.total[k].sizes == nil {
+					c.total[k].sizes = map[int64]int64{}
+				}
+				c.total[k].sizes[n] += ops
+			}
+			clear(rc.sizes)
 		}
 		for class, n := range r.errors {
 			c.errors[class] += n

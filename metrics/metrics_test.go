@@ -224,3 +224,25 @@ func TestTickHistogramsAreTheIntervals(t *testing.T) {
 		t.Error("a kind with no ops has a histogram")
 	}
 }
+
+// Ops by size are counted over every tick, only when asked for, and not
+// for ops that move no bytes.
+func TestOpsBySize(t *testing.T) {
+	for _, count := range []bool{false, true} {
+		c := NewCollector([]string{"write", "sync"})
+		if count {
+			c.CountOpSizes()
+		}
+		r := c.NewRecorder()
+		r.Record(0, time.Millisecond, 4096, time.Second)
+		r.Record(0, time.Millisecond, 65536, time.Second)
+		c.Tick(time.Second)
+		r.Record(0, time.Millisecond, 4096, 2*time.Second)
+		r.Record(1, time.Millisecond, 0, 2*time.Second)
+		c.Tick(2 * time.Second)
+		got, sync := c.Summary(0, 2*time.Second).OpsBySize, c.Summary(1, 2*time.Second).OpsBySize
+		if count && (len(got) != 2 || got[4096] != 2 || got[65536] != 1 || sync != nil) || !count && (got != nil || sync != nil) {
+			t.Errorf("counting %v: writes by size %v, syncs %v", count, got, sync)
+		}
+	}
+}

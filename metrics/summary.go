@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"syscall"
 	"time"
 
@@ -37,6 +38,9 @@ type KindSummary struct {
 	IOPS         Stats   `json:"iops"`
 	BandwidthBps Stats   `json:"bandwidth_bytes_per_sec"`
 	Latency      Latency `json:"latency"`
+	// OpsBySize counts the ops by their bytes, in runs whose op sizes
+	// vary (fio's bssplit and bsrange); nil in the others.
+	OpsBySize map[int64]int64 `json:"ops_by_size,omitempty"`
 }
 
 // Summary computes kind's summary over elapsed. Intervals shorter than half
@@ -44,7 +48,7 @@ type KindSummary struct {
 // and stddev, since their rate is noise.
 func (c *Collector) Summary(kind int, elapsed time.Duration) KindSummary {
 	t := c.total[kind]
-	s := KindSummary{Ops: t.ops, Bytes: t.bytes, Errors: t.errors, Latency: LatencyOf(t.hist)}
+	s := KindSummary{Ops: t.ops, Bytes: t.bytes, Errors: t.errors, Latency: LatencyOf(t.hist), OpsBySize: maps.Clone(t.sizes)}
 	s.IOPS, s.BandwidthBps = c.rates[kind].iops.stats(), c.rates[kind].bw.stats()
 	if secs := elapsed.Seconds(); secs > 0 {
 		s.IOPS.Mean = float64(t.ops) / secs

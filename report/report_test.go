@@ -77,6 +77,14 @@ func TestSummaryAndTable(t *testing.T) {
 	if !strings.Contains(b.String(), "file-randread-4K*") || !strings.Contains(b.String(), "2.00ms") {
 		t.Errorf("table:\n%s", b.String())
 	}
+	// A run below its minimum rate failed, and says which and by how much.
+	r.StopReason, r.Interrupted = result.StopMinRate, false
+	r.BelowMinRate = &result.RateShortfall{Kind: "read", Unit: "ops", Min: 500, Got: 120.4, CycleSeconds: 1}
+	b.Reset()
+	Summary(&b, r)
+	if want := "FAILED: reads fell below their minimum rate of 500 ops/s: 120 ops/s over 1s"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
 }
 
 // A run watched on a cluster says in its summary whether the cluster was

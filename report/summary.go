@@ -28,8 +28,12 @@ func Heading(w io.Writer, name string, wl *spec.Workload) {
 	if wl.TotalBytes > 0 {
 		bounds = append(bounds, wl.TotalBytes.String())
 	}
+	sizes := wl.BlockSize.String()
+	if wl.BlockSizes != "" {
+		sizes = string(wl.BlockSizes)
+	}
 	fmt.Fprintf(w, "== %s: %s %s %s on %s, workers %d x qd %d, up to %s\n",
-		name, wl.BlockSize, wl.Pattern, mix(wl.ReadPercent), wl.Target, wl.Workers, wl.QueueDepth,
+		name, sizes, wl.Pattern, mix(wl.ReadPercent), wl.Target, wl.Workers, wl.QueueDepth,
 		strings.Join(bounds, " or "))
 }
 
@@ -43,6 +47,11 @@ func Summary(w io.Writer, r *result.Result) {
 		how = "INTERRUPTED"
 	case result.StopExhausted:
 		how = "stopped: no more objects to write or read"
+	case result.StopMinRate:
+		how = "FAILED: below its minimum rate"
+		if r.BelowMinRate != nil {
+			how = "FAILED: " + r.BelowMinRate.Error()
+		}
 	}
 	fmt.Fprintf(w, "%s: %.1fs measured, %s\n", r.Name, r.ElapsedSeconds, how)
 	for _, kind := range r.Kinds() {
@@ -137,7 +146,12 @@ type Column struct {
 
 // The columns of Table, for tables that add or leave out some.
 var (
-	ColBlockSize  = Column{"BS", func(r *result.Result, _ metrics.KindSummary) string { return r.Spec.BlockSize.String() }}
+	ColBlockSize = Column{"BS", func(r *result.Result, _ metrics.KindSummary) string {
+		if r.Spec.BlockSizes != "" {
+			return string(r.Spec.BlockSizes)
+		}
+		return r.Spec.BlockSize.String()
+	}}
 	ColQueueDepth = Column{"QD", func(r *result.Result, _ metrics.KindSummary) string { return strconv.Itoa(r.Spec.QueueDepth) }}
 	ColIOPS       = Column{"IOPS", func(_ *result.Result, s metrics.KindSummary) string { return IOPS(s.IOPS.Mean) }}
 	ColMiBps      = Column{"MiB/s", func(_ *result.Result, s metrics.KindSummary) string { return MiBps(s.BandwidthBps.Mean) }}

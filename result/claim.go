@@ -192,16 +192,16 @@ func (p *Pending) copyTo(r *Result, path string) (string, error) {
 }
 
 // rebuild fills in the figures of an unfinished result from intervals,
-// its tick log's, and what the cluster did during the run from samples:
-// what a run killed before it saved had measured in the seconds it
-// finished.
-func (r *Result) rebuild(intervals []Interval, samples []cluster.Sample) error {
+// its tick log's, and what the cluster did during the run from the
+// summary of the log's samples: what a run killed before it saved had
+// measured in the seconds it finished.
+func (r *Result) rebuild(intervals []Interval, watched *cluster.Summary) error {
 	r.Series = seriesOf(intervals)
-	if len(samples) > 0 {
+	if during := watched.During(); during.Samples > 0 {
 		if r.Cluster == nil {
 			r.Cluster = &cluster.Pair{}
 		}
-		r.Cluster.During = cluster.Summarize(samples)
+		r.Cluster.During = during
 	}
 	r.Ops, r.Errors, r.Histograms = map[string]metrics.KindSummary{}, map[string]int64{}, map[string]string{}
 	var elapsed float64

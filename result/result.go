@@ -28,6 +28,7 @@ const (
 	StopBytes       = "bytes"
 	StopExhausted   = "exhausted" // an object limit reached, or nothing to read
 	StopInterrupted = "interrupted"
+	StopMinRate     = "below_min_rate" // a direction fell below its minimum rate: the run failed
 )
 
 // MeasuresNetwork is Result.Measures of a network test: its op kinds are
@@ -88,6 +89,9 @@ type Result struct {
 	Late      int64            `json:"late_ops,omitempty"`
 	Missed    int64            `json:"missed_ops,omitempty"`
 	Abandoned int64            `json:"abandoned_ops,omitempty"`
+	// BelowMinRate, when set, is why the run failed: a direction's rate
+	// fell below its minimum (StopReason is then StopMinRate).
+	BelowMinRate *RateShortfall `json:"below_min_rate,omitempty"`
 	// Queue is how full the workers' queues were, in fio's buckets; zero in
 	// results saved before it was measured.
 	Queue metrics.QueueCounts `json:"queue,omitzero"`
@@ -207,12 +211,30 @@ func Load(path string) (*Result, error) {
 		}
 		return &r, nil
 	}
-	intervals, samples, err := readLog(log)
+	watched := cluster.NewSummary()
+	intervals, err := readLog(log, watched.Add)
 	if err == nil {
-		err = r.rebuild(intervals, samples)
+		err = r.rebuild(intervals, watched)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: rebuilding a run killed before it saved, from its tick log: %w", path, err)
 	}
 	return &r, nil
+}
+
+// RateShortfall is a direction whose rate over a cycle fell below its
+// minimum: Kind ("read" or "write") did Got units per second, Unit
+// "ops" or "bytes", over the CycleSeconds before it, against Min.
+type RateShortfall struct {
+	Kind         string  `json:"kind"`
+	Unit         string  `json:"unit"`
+	Min          float64 `json:"min"`
+	Got          float64 `json:"got"`
+	CycleSeconds float64 `json:"cycle_seconds"`
+}
+
+// Error says which minimum was not met, and by how much.
+func (s *RateShortfall) Error() string {
+	return fmt.Sprintf("%ss fell below their minimum rate of %.0f %s/s: %.0f %s/s over %gs",
+		s.Kind, s.Min, s.Unit, s.Got, s.Unit, s.CycleSeconds)
 }

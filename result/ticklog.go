@@ -238,28 +238,31 @@ type Interval struct {
 // ReadIntervals reads a tick log back into its intervals, each with its
 // histograms, as ReadTickLog reads its series.
 func ReadIntervals(path string) ([]Interval, error) {
-	intervals, _, err := readLog(path)
-	return intervals, err
+	return readLog(path, nil)
 }
 
 // ClusterSamples reads the cluster's samples back from the tick log at
 // path, in the order taken; a sample that does not decode is left out.
 func ClusterSamples(path string) ([]cluster.Sample, error) {
-	_, samples, err := readLog(path)
+	var samples []cluster.Sample
+	_, err := readLog(path, func(s cluster.Sample) { samples = append(samples, s) })
 	return samples, err
 }
 
-func readLog(path string) ([]Interval, []cluster.Sample, error) {
+// readLog reads the tick log at path into its intervals, handing each
+// cluster sample to sample in turn (nil: samples are skipped, not
+// decoded), so that a caller that sums them up need not hold them all.
+func readLog(path string, sample func(cluster.Sample)) ([]Interval, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
-	intervals, samples, err := readTicks(bufio.NewReader(f))
+	intervals, err := readTicks(bufio.NewReader(f), sample)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return intervals, samples, nil
+	return intervals, nil
 }
 
 // SaveNew saves r, with intervals as its series (nil: none), at path or,
@@ -293,9 +296,8 @@ func (r *Result) SaveNew(path string, intervals []Interval) (string, error) {
 	return p.Finish(r)
 }
 
-func readTicks(r *bufio.Reader) ([]Interval, []cluster.Sample, error) {
+func readTicks(r *bufio.Reader, sample func(cluster.Sample)) ([]Interval, error) {
 	series := []Interval{}
-	var samples []cluster.Sample
 	var sec *Interval   // the interval being read
 	var want int        // its kinds
 	var kind string     // the kind whose histogram comes next
@@ -307,47 +309,47 @@ func readTicks(r *bufio.Reader) ([]Interval, []cluster.Sample, error) {
 			break // a line without its newline is a write cut short
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		line = strings.TrimSuffix(line, "\n")
 		switch {
 		case strings.HasPrefix(line, clusterPrefix):
 			var smp cluster.Sample
-			if json.Unmarshal([]byte(strings.TrimPrefix(line, clusterPrefix)), &smp) == nil {
-				samples = append(samples, smp)
+			if sample != nil && json.Unmarshal([]byte(strings.TrimPrefix(line, clusterPrefix)), &smp) == nil {
+				sample(smp)
 			}
 		case strings.HasPrefix(line, "#tick "):
 			if !complete() {
-				return nil, nil, fmt.Errorf("line %d: an interval with %d of its %d kinds", n, len(sec.Kinds), want)
+				return nil, fmt.Errorf("line %d: an interval with %d of its %d kinds", n, len(sec.Kinds), want)
 			}
 			if sec != nil {
 				series = append(series, *sec)
 			}
 			sec = &Interval{Second: metrics.Second{Kinds: map[string]metrics.KindSecond{}}, Histograms: map[string]string{}}
 			if _, err := fmt.Sscanf(line, "#tick t=%g dur=%g kinds=%d", &sec.T, &sec.Dur, &want); err != nil {
-				return nil, nil, fmt.Errorf("line %d: %q: %w", n, line, err)
+				return nil, fmt.Errorf("line %d: %q: %w", n, line, err)
 			}
 			// Sscanf reads NaN and Inf, which no JSON (a report's, a
 			// merged result's) can hold.
 			if !finite(sec.T) || !finite(sec.Dur) || sec.Dur < 0 {
-				return nil, nil, fmt.Errorf("line %d: %q: t and dur are not seconds", n, line)
+				return nil, fmt.Errorf("line %d: %q: t and dur are not seconds", n, line)
 			}
 		case strings.HasPrefix(line, "#kind "):
 			if sec == nil || kind != "" {
-				return nil, nil, fmt.Errorf("line %d: a kind out of place", n)
+				return nil, fmt.Errorf("line %d: a kind out of place", n)
 			}
 			if _, err := fmt.Sscanf(line, "#kind %s ops=%d bytes=%d errors=%d last_ns=%d", &kind, &counts[0], &counts[1], &counts[2], &counts[3]); err != nil {
-				return nil, nil, fmt.Errorf("line %d: %q: %w", n, line, err)
+				return nil, fmt.Errorf("line %d: %q: %w", n, line, err)
 			}
 		case strings.HasPrefix(line, "Tag="):
 			tag, fields, _ := strings.Cut(strings.TrimPrefix(line, "Tag="), ",")
 			parts := strings.Split(fields, ",")
 			if tag != kind || len(parts) != 4 {
-				return nil, nil, fmt.Errorf("line %d: a histogram tagged %q where %q's was due", n, tag, kind)
+				return nil, fmt.Errorf("line %d: a histogram tagged %q where %q's was due", n, tag, kind)
 			}
 			h, err := hdr.Decode([]byte(parts[3]))
 			if err != nil {
-				return nil, nil, fmt.Errorf("line %d: the %s histogram: %w", n, kind, err)
+				return nil, fmt.Errorf("line %d: the %s histogram: %w", n, kind, err)
 			}
 			sec.Kinds[kind] = metrics.NewKindSecond(counts[0], counts[1], counts[2], counts[3], h)
 			sec.Histograms[kind] = parts[3]
@@ -357,5 +359,5 @@ func readTicks(r *bufio.Reader) ([]Interval, []cluster.Sample, error) {
 	if sec != nil && complete() {
 		series = append(series, *sec)
 	}
-	return series, samples, nil
+	return series, nil
 }

@@ -29,6 +29,7 @@ const (
 	StopBytes       = result.StopBytes
 	StopExhausted   = result.StopExhausted
 	StopInterrupted = result.StopInterrupted
+	StopMinRate     = result.StopMinRate
 )
 
 // Options tune a run without changing what it measures.
@@ -51,6 +52,11 @@ type Options struct {
 	// for the next run on the same session; nil means the objects the
 	// session found (Geometry.ObjectCount).
 	Objects *workload.Objects
+	// Completed, if set, sees every measured op that succeeded, as it
+	// completes: the per-op record fio's log files are made from. It is
+	// called from the goroutine that ran the op, so concurrently for
+	// different workers and slots; it must not keep c.Op's buffer.
+	Completed func(c Completion)
 	// Clock is the time the run reads; nil is engine.Now, the time every
 	// engine stamps its ops with. The run waits on the time package's
 	// timers, so another Clock is of use only where those follow it: in a
@@ -65,6 +71,16 @@ type Options struct {
 // every worker at once.
 type Clock interface {
 	Now() time.Duration
+}
+
+// Completion is one measured op that succeeded, for Options.Completed.
+type Completion struct {
+	// Worker is the worker that ran it, from 0: a fio job's clone.
+	Worker int
+	Op     *engine.Op
+	// Start and End are when the op started (as its latency counts) and
+	// completed, since the measured period began (the end of the ramp).
+	Start, End time.Duration
 }
 
 // Outcome is everything a run measured.
@@ -83,6 +99,9 @@ type Outcome struct {
 	// Abandoned counts ops still in flight when an interrupted run gave up
 	// waiting for them; they are in no figure.
 	Abandoned int64
+	// BelowMinRate is the direction that fell below its minimum rate,
+	// which failed the run; nil when none did.
+	BelowMinRate *result.RateShortfall
 }
 
 // Summaries returns the summary of each op kind the run did, by name.
@@ -106,7 +125,8 @@ func (o *Outcome) Result(name string, w *spec.Workload, host result.Host) (*resu
 		StopReason: o.StopReason, Interrupted: o.StopReason == StopInterrupted,
 		Ops: o.Summaries(), Errors: o.Collector.Errors(),
 		CPU: o.CPU, Queue: o.Collector.Queue(), Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
-		Histograms: map[string]string{}, HistogramSettings: new(metrics.StandardHistogram()),
+		BelowMinRate: o.BelowMinRate,
+		Histograms:   map[string]string{}, HistogramSettings: new(metrics.StandardHistogram()),
 	}
 	for k, kind := range o.Kinds {
 		if _, did := r.Ops[kind]; !did {
@@ -135,7 +155,16 @@ type run struct {
 	t0      time.Duration // engine.Now at start
 	rampEnd time.Duration
 	end     time.Duration // rampEnd + duration, or max
-	pacer   pace.Pacer
+	// lanes is each op kind's schedule, nil for an unpaced kind: one lane
+	// for every kind under a total rate, one per direction under rates
+	// per direction. issued holds the lanes of the kinds the run issues,
+	// nil for an unpaced one.
+	lanes  [engine.NumOpKinds]*lane
+	issued []*lane
+	paced  bool
+	// floors check the minimum rates of reads and writes, when set.
+	floors   [2]*floor
+	belowMin atomic.Pointer[result.RateShortfall]
 
 	// stop sets reason before stopped, once, so that whoever sees
 	// stopped sees why.
@@ -146,15 +175,9 @@ type run struct {
 	// unbounded run shares no cache line between cores.
 	measuredOps   atomic.Int64
 	measuredBytes atomic.Int64
-	slot          atomic.Uint64 // the pacer's units taken
-	paced         atomic.Uint64 // the ops that took them
 	late          atomic.Int64
 	backlog       atomic.Int64 // bytes in flight, when MaxBacklog bounds them
 	stoppedAt     atomic.Int64 // engine.Now when stop was first called
-
-	// sharesDone counts the workers that did their share of bounds per
-	// worker.
-	sharesDone atomic.Int64
 
 	// index is each op kind's place in the collector, or -1 for a kind
 	// the run does not do; firstByte that of the kind's time to first
@@ -179,15 +202,18 @@ type run struct {
 }
 
 type worker struct {
+	id int // its index in the run's workers
+	// opsLeft and bytesLeft are its share of the bounds still to do,
+	// with Workload.BoundsPerWorker.
+	opsLeft, bytesLeft atomic.Int64
+
 	mu       sync.Mutex // guards gen's Next
 	gen      workload.Source
 	rec      *metrics.Recorder
 	started  atomic.Int64
 	finished atomic.Int64
 	writes   atomic.Int64 // writes completed, for FsyncEvery
-	// shareDone: the worker did its share of bounds per worker.
-	shareDone atomic.Bool
-	_         [64]byte // keep workers' counters on separate cache lines
+	_        [64]byte     // keep workers' counters on separate cache lines
 }
 
 // now is the run's time. A nil Clock is tested for rather than defaulted,
@@ -241,13 +267,17 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		kinds = append(kinds, "sync")
 	}
 	col := metrics.NewCollector(kinds)
+	if w.BlockSizes != "" || w.MinBlockSize > 0 {
+		col.CountOpSizes()
+	}
 	interval := opts.Interval
 	if interval <= 0 {
 		interval = time.Second
 	}
 
 	r.payload, _ = sess.(engine.Payload)
-	r.pacer = pacerFor(w)
+	r.setLanes(opts.Seed)
+	r.setFloors()
 	if err := r.newWorkers(col, geo, shares); err != nil {
 		return nil, err
 	}
@@ -340,10 +370,20 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 	if reason, ok := r.reason.Load().(string); ok {
 		out.StopReason = reason
 	}
-	if r.pacer != nil {
+	if r.w.BoundsPerWorker && (out.StopReason == "" || out.StopReason == StopExhausted) {
+		// Every worker stopped at its share, or a worker's ops ran out.
+		switch {
+		case r.w.TotalBytes > 0 && allDone(r.workers, func(wk *worker) int64 { return wk.bytesLeft.Load() }):
+			out.StopReason = StopBytes
+		case r.w.TotalOps > 0 && allDone(r.workers, func(wk *worker) int64 { return wk.opsLeft.Load() }):
+			out.StopReason = StopOps
+		}
+	}
+	if r.paced {
 		out.Late = r.late.Load()
 		out.Missed = r.missed(now)
 	}
+	out.BelowMinRate = r.belowMin.Load()
 }
 
 // newWorkers makes the run's workers, each with its recorder and op
@@ -355,7 +395,7 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 	if err != nil {
 		return err
 	}
-	shared := &workload.Shared{ObjectSizes: sizes}
+	shared := &workload.Shared{ObjectSizes: sizes, Steer: r.steerer()}
 	var mix *workload.Mix
 	if w.Mix != "" {
 		objs := opts.Objects
@@ -364,8 +404,11 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 		}
 		mix = workload.NewMix(shares, w, objs)
 	}
+	shareBytes, shareOps := workload.Shares(w, geo)
 	for i := 0; i < w.Workers; i++ {
-		wk := &worker{rec: col.NewRecorder()}
+		wk := &worker{id: i, rec: col.NewRecorder()}
+		wk.opsLeft.Store(shareOps[i])
+		wk.bytesLeft.Store(shareBytes[i])
 		if mix != nil {
 			wk.gen = mix.Worker(i, opts.Seed)
 		} else {
@@ -374,6 +417,17 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 		r.workers = append(r.workers, wk)
 	}
 	return nil
+}
+
+// allDone says whether every worker has no share left: left is 0 or
+// below once the worker's ops reached it.
+func allDone(workers []*worker, left func(*worker) int64) bool {
+	for _, wk := range workers {
+		if left(wk) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // openQueues opens one queue of depth per worker, or none.
@@ -400,7 +454,7 @@ func openQueues(async engine.AsyncSession, workers, depth int) ([]engine.Queue, 
 func (r *run) stagingSpare(queues []engine.Queue) int {
 	w := r.w
 	spare := 0
-	if r.pacer == nil && w.Ramp == 0 && w.MaxBacklog == 0 && len(queues) > 0 {
+	if !r.paced && w.Ramp == 0 && w.MaxBacklog == 0 && len(queues) > 0 {
 		spare = 1 << 30
 		for _, q := range queues {
 			sq, ok := q.(engine.StagingQueue)
@@ -436,17 +490,6 @@ func (r *run) start(queues []engine.Queue, bufs [][]byte, slots int) <-chan stru
 	return done
 }
 
-// pacerFor returns the workload's pacer, or nil if it is not paced.
-func pacerFor(w *spec.Workload) pace.Pacer {
-	switch {
-	case w.RateIOPS > 0:
-		return pace.Constant{Rate: w.RateIOPS}
-	case w.RateBytes > 0:
-		return pace.Throughput{Rate: w.RateBytes}
-	}
-	return nil
-}
-
 // objectSizes returns the sizes of the set of objects of their own sizes
 // that w addresses, which sess must hold; nil if w addresses none.
 func objectSizes(sess engine.Session, w *spec.Workload) ([]int64, error) {
@@ -471,8 +514,15 @@ func (r *run) missed(now time.Duration) int64 {
 	if shortest == 0 {
 		shortest = r.w.BlockSize
 	}
-	mean := float64(r.pacer.Cost(int64(shortest+r.w.BlockSize) / 2)) // if no op was issued
-	return pace.Missed(r.pacer, stopAt-r.t0, r.slot.Load(), r.paced.Load(), mean)
+	var missed int64
+	for _, l := range r.issued {
+		if l == nil {
+			continue // an unpaced direction misses nothing
+		}
+		mean := float64(l.pacer.Cost(int64(shortest+r.w.BlockSize) / 2)) // if no op was issued
+		missed += pace.Missed(l.pacer, stopAt-r.t0, l.slot.Load(), l.paced.Load(), mean)
+	}
+	return missed
 }
 
 // setKinds returns the collector's kind names for the run and sets
@@ -528,14 +578,15 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 	defer timer.Stop()
 	<-timer.C
 	next := r.rampEnd + interval
+	nextFloor := r.checkFloors(r.now())
 	for {
 		now := r.now()
 		wait := next - now
 		if now < r.rampEnd {
 			wait = r.rampEnd - now
 		}
-		if r.end-now < wait {
-			wait = max(r.end-now, 0)
+		if bound := min(r.end, nextFloor); bound-now < wait {
+			wait = max(bound-now, 0)
 		}
 		timer.Reset(wait)
 		select {
@@ -556,8 +607,11 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 		case <-timer.C:
 		}
 		now = r.now()
-		if now >= r.end {
-			r.stop(StopDuration)
+		if now >= nextFloor {
+			nextFloor = r.checkFloors(now)
+		}
+		if now >= r.end || r.belowMin.Load() != nil {
+			r.stop(StopDuration) // a floor that failed stopped it first
 			if done == nil {
 				return
 			}
@@ -580,7 +634,7 @@ func (r *run) tickUntil(done <-chan struct{}, col *metrics.Collector, interval t
 // next op was due after its duration: the run then lasts until then.
 func (r *run) pacedToItsEnd() bool {
 	reason, _ := r.reason.Load().(string)
-	return r.pacer != nil && r.w.Duration > 0 && reason == StopDuration && r.now() < r.end
+	return r.paced && r.w.Duration > 0 && reason == StopDuration && r.now() < r.end
 }
 
 // emit adds the op counts to a closed interval and hands it to the
@@ -627,7 +681,7 @@ func (r *run) drain(done <-chan struct{}) {
 // bounds, the pacer and the backlog. It returns the op's start time for
 // latency (its scheduled time when paced) and whether it falls in the
 // measured period. An admitted op is in the backlog until unqueue.
-func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, measured, ok bool) {
+func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Duration, measured, ok bool) {
 	if r.refusing() {
 		return 0, false, false
 	}
@@ -637,18 +691,26 @@ func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, meas
 		return 0, false, false
 	}
 	start = now
-	if r.pacer != nil {
-		if start, ok = r.schedule(timer, op, now); !ok {
+	if l := r.lanes[op.Kind]; l != nil {
+		if start, ok = r.schedule(timer, l, op, now); !ok {
 			return 0, false, false
 		}
 	}
 	n := int64(len(op.Buf))
 	measured = start >= r.rampEnd
-	if measured && r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps {
+	// As in fio, an op starts while the bytes before it fall short of the
+	// bound, so with sizes that vary the last one may pass it.
+	switch {
+	case !measured:
+	case r.w.BoundsPerWorker:
+		// The worker's own share: when it is done the others go on.
+		if r.w.TotalOps > 0 && wk.opsLeft.Add(-1) < 0 || r.w.TotalBytes > 0 && wk.bytesLeft.Add(-n)+n <= 0 {
+			return 0, false, false
+		}
+	case r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps:
 		r.stop(StopOps)
 		return 0, false, false
-	}
-	if measured && r.w.TotalBytes > 0 && r.measuredBytes.Add(n) > int64(r.w.TotalBytes) {
+	case r.w.TotalBytes > 0 && r.measuredBytes.Add(n)-n >= int64(r.w.TotalBytes):
 		r.stop(StopBytes)
 		return 0, false, false
 	}
@@ -662,11 +724,11 @@ func (r *run) admit(timer *time.Timer, op *engine.Op) (start time.Duration, meas
 // due, then returns its due time; a late op is counted. It refuses the op,
 // giving its place back, when the op is due after the run's end or the
 // run is interrupted meanwhile.
-func (r *run) schedule(timer *time.Timer, op *engine.Op, now time.Duration) (due time.Duration, ok bool) {
-	cost := r.pacer.Cost(int64(len(op.Buf)))
-	due = r.t0 + r.pacer.Due(r.slot.Add(cost)-cost)
+func (r *run) schedule(timer *time.Timer, l *lane, op *engine.Op, now time.Duration) (due time.Duration, ok bool) {
+	cost := l.pacer.Cost(int64(len(op.Buf)))
+	due = r.t0 + l.pacer.Due(l.slot.Add(cost)-cost)
 	if due >= r.end {
-		r.slot.Add(-cost)
+		l.slot.Add(-cost)
 		r.stop(StopDuration)
 		return 0, false
 	}
@@ -675,14 +737,14 @@ func (r *run) schedule(timer *time.Timer, op *engine.Op, now time.Duration) (due
 		select {
 		case <-timer.C:
 		case <-r.ctx.Done():
-			r.slot.Add(-cost)
+			l.slot.Add(-cost)
 			r.stop(StopInterrupted)
 			return 0, false
 		}
 	} else if -wait > lateThreshold {
 		r.late.Add(1)
 	}
-	r.paced.Add(1)
+	l.paced.Add(1)
 	return due, true
 }
 
@@ -738,27 +800,9 @@ func (r *run) next(wk *worker, op *engine.Op) bool {
 	ok := wk.gen.Next(op)
 	wk.mu.Unlock()
 	if !ok {
-		r.exhausted(wk)
+		r.stop(StopExhausted)
 	}
 	return ok
-}
-
-// exhausted ends a worker whose source has no more ops: it did its share
-// of a workload bounded per worker, and the run ends with the last such
-// worker, at its bounds; or the workload has nothing more to do.
-func (r *run) exhausted(wk *worker) {
-	shared, ok := wk.gen.(interface{ ShareDone() bool })
-	if !ok || !shared.ShareDone() {
-		r.stop(StopExhausted)
-		return
-	}
-	if wk.shareDone.CompareAndSwap(false, true) && r.sharesDone.Add(1) == int64(len(r.workers)) {
-		reason := StopBytes
-		if r.w.TotalBytes == 0 {
-			reason = StopOps
-		}
-		r.stop(reason)
-	}
 }
 
 // fill writes an admitted write's data.
@@ -803,6 +847,10 @@ func (r *run) finish(wk *worker, op *engine.Op, start time.Duration, measured bo
 		end = r.now()
 	}
 	wk.rec.Record(r.index[op.Kind], end-start, int64(len(op.Buf)), end)
+	if r.opts.Completed != nil {
+		r.opts.Completed(Completion{Worker: wk.id, Op: op, Start: start - r.rampEnd, End: end - r.rampEnd})
+	}
+	r.countDone(op)
 	if fb := r.firstByte[op.Kind]; fb >= 0 && op.FirstByte >= start {
 		wk.rec.Record(fb, op.FirstByte-start, 0, op.FirstByte)
 	}
@@ -830,7 +878,7 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 		if !r.next(wk, op) {
 			return
 		}
-		start, measured, ok := r.admit(timer, op)
+		start, measured, ok := r.admit(wk, timer, op)
 		if !ok {
 			wk.gen.Done(op, engine.ErrNotIssued)
 			return
@@ -926,7 +974,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	// says stop.
 	submit := func() {
 		for !stopping && syncFile < 0 && len(free) > 0 {
-			if inFlight > 0 && (r.backlogFull() || r.pacer != nil && r.pacer.Due(r.slot.Load()) > r.now()-r.t0) {
+			if inFlight > 0 && (r.backlogFull() || r.ahead()) {
 				return // reap what completed before the next op may start
 			}
 			s := free[len(free)-1]
@@ -934,7 +982,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 				stopping = true
 				return
 			}
-			start, measured, ok := r.admit(timer, &s.op)
+			start, measured, ok := r.admit(wk, timer, &s.op)
 			if !ok {
 				wk.gen.Done(&s.op, engine.ErrNotIssued)
 				stopping = true
@@ -969,7 +1017,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			continue
 		}
 		min := 1
-		if r.pacer != nil && !stopping {
+		if r.paced && !stopping {
 			min = 0
 		}
 		n, err := q.Reap(r.ctx, min, done)
@@ -999,7 +1047,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 				queue.AddSubmit(1) // Submit takes one op per call
 			}
 			start := s.start
-			if r.pacer == nil && op.Issued != 0 {
+			if r.lanes[op.Kind] == nil && op.Issued != 0 {
 				start = op.Issued
 			}
 			r.finish(wk, op, start, s.measured, op.Err)

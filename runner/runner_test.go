@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"math"
 	"runtime"
 	"sync"
@@ -643,5 +644,69 @@ func TestSubscribersSeeEveryIntervalInOrder(t *testing.T) {
 	if len(calls) != 2*len(series) || ops != total || counted != total || math.Abs(dur-o.Elapsed.Seconds()) > 1e-6 {
 		t.Errorf("%d calls for %d intervals of %gs in all; %d ops in the ticks, %d in their histograms, %d in the run of %v",
 			len(calls), len(series), dur, ops, counted, total, o.Elapsed)
+	}
+}
+
+func TestCompletedSeesEveryMeasuredOpOfEachWorker(t *testing.T) {
+	simulated(t, func(t *testing.T, clock Clock) {
+		s := &fakeSession{delay: func(int64) time.Duration { return time.Millisecond }}
+		w := workloadOf(func(w *spec.Workload) {
+			w.Ramp = spec.Duration(50 * time.Millisecond)
+			w.Duration = spec.Duration(200 * time.Millisecond)
+			w.Workers, w.QueueDepth = 3, 2
+		})
+		var mu sync.Mutex
+		perWorker := map[int]int64{}
+		var late []Completion
+		o, err := Run(context.Background(), s, w, Options{Seed: 1, Clock: clock, Completed: func(c Completion) {
+			mu.Lock()
+			defer mu.Unlock()
+			perWorker[c.Worker]++
+			if c.Start < 0 || c.End < c.Start || c.End > 201*time.Millisecond || len(c.Op.Buf) != 4096 {
+				late = append(late, c)
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, _ := totalOps(o)
+		var seen int64
+		for _, n := range perWorker {
+			seen += n
+		}
+		if seen != ops || len(perWorker) != 3 {
+			t.Errorf("completions %d from workers %v; the run measured %d ops on 3 workers", seen, perWorker, ops)
+		}
+		if len(late) > 0 {
+			t.Errorf("%d completions outside the measured 200ms, such as start %v end %v", len(late), late[0].Start, late[0].End)
+		}
+	})
+}
+
+func TestBoundsPerWorkerGiveEachWorkerItsShare(t *testing.T) {
+	for _, s := range []engine.Session{&fakeSession{}, &fakeAsync{}} {
+		for _, bound := range []string{StopOps, StopBytes} {
+			w := workloadOf(func(w *spec.Workload) {
+				w.Workers, w.QueueDepth, w.BoundsPerWorker = 3, 2, true
+				if bound == StopOps {
+					w.TotalOps = 100
+				} else {
+					w.TotalBytes = 100 * 4096
+				}
+			})
+			var mu sync.Mutex
+			perWorker := map[int]int{}
+			o, err := Run(context.Background(), s, w, Options{Seed: 1, Completed: func(c Completion) {
+				mu.Lock()
+				perWorker[c.Worker]++
+				mu.Unlock()
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[int]int{0: 34, 1: 33, 2: 33}; !maps.Equal(perWorker, want) || o.StopReason != bound {
+				t.Errorf("%T, %s: ops by worker %v, stop %q; want %v, stop %q", s, bound, perWorker, o.StopReason, want, bound)
+			}
+		}
 	}
 }

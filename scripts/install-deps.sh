@@ -3,7 +3,7 @@
 # are missing. Safe to run again; needs root (or sudo) only when it installs.
 set -euo pipefail
 
-packages=(util-linux e2fsprogs mount fio jq g++ iperf3 iproute2 python3 chromium
+packages=(util-linux e2fsprogs mount fio jq g++ iperf3 iproute2 python3 python3-pandas python3-numpy gnuplot-nox chromium
   ceph-mon ceph-mgr ceph-osd ceph-mds radosgw ceph-common ceph-fuse fuse librados-dev libradospp-dev librbd-dev libcephfs-dev uuid-runtime
   openssh-client openssh-server)
 

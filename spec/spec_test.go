@@ -135,6 +135,13 @@ func TestValidate(t *testing.T) {
 		"two rates":       func(w *Workload) { w.RateIOPS = 10; w.RateBytes = 1 << 20 },
 		"backlog":         func(w *Workload) { w.MaxBacklog = -1 },
 		"direct, min":     func(w *Workload) { w.Direct = true; w.MinBlockSize = 1000 },
+		"total and dirs":  func(w *Workload) { w.RateIOPS = 10; w.WriteRate.IOPS = 5 },
+		"dir, two units":  func(w *Workload) { w.ReadRate = DirRate{IOPS: 5, Bytes: 4096} },
+		"dir, two mins":   func(w *Workload) { w.WriteRate = DirRate{MinIOPS: 5, MinBytes: 4096} },
+		"dir, negative":   func(w *Workload) { w.ReadRate.MinIOPS = -1 },
+		"dirs on a mix":   func(w *Workload) { w.Mix = "get=50,put=50"; w.ReadRate.IOPS = 5 },
+		"rate cycle":      func(w *Workload) { w.RateCycle = -1 },
+		"rate process":    func(w *Workload) { w.RateProcess = "bursty" },
 	}
 	for name, mutate := range bad {
 		w := valid()
@@ -184,5 +191,45 @@ func TestParseDistribution(t *testing.T) {
 		Distribution: "zipf:1.2", RandomMap: true}
 	if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "random map") {
 		t.Errorf("a random map with zipf: error %v, want one about the random map", err)
+	}
+}
+
+// --rate N paces everything; R,W each direction, an empty side unpaced;
+// --rate-min N sets both floors. The value prints back as it was given.
+func TestRateFlags(t *testing.T) {
+	for _, c := range []struct {
+		in          string
+		total       float64
+		read, write float64
+	}{
+		{"500", 500, 0, 0},
+		{"500,200", 0, 500, 200},
+		{"500,", 0, 500, 0},
+		{",2.5", 0, 0, 2.5},
+	} {
+		var w Workload
+		f := RateFlag{W: &w}
+		if err := f.Set(c.in); err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		if w.RateIOPS != c.total || w.ReadRate.IOPS != c.read || w.WriteRate.IOPS != c.write || f.String() != c.in {
+			t.Errorf("%q: total %g, read %g, write %g, printed %q", c.in, w.RateIOPS, w.ReadRate.IOPS, w.WriteRate.IOPS, f.String())
+		}
+		if err := w.Validate(); err != nil && strings.Contains(err.Error(), "rate") {
+			t.Errorf("%q: %v", c.in, err)
+		}
+	}
+	for _, bad := range []string{"x", "5,x", "-1", "1,-1"} {
+		var w Workload
+		if err := (RateFlag{W: &w}).Set(bad); err == nil {
+			t.Errorf("--rate %q accepted", bad)
+		}
+	}
+	var w Workload
+	if err := (MinRateFlag{W: &w}).Set("100"); err != nil || w.ReadRate.MinIOPS != 100 || w.WriteRate.MinIOPS != 100 {
+		t.Errorf("--rate-min 100: %v, %+v %+v", err, w.ReadRate, w.WriteRate)
+	}
+	if err := (MinRateFlag{W: &w}).Set(",7"); err != nil || w.ReadRate.MinIOPS != 0 || w.WriteRate.MinIOPS != 7 {
+		t.Errorf("--rate-min ,7: %v, %+v %+v", err, w.ReadRate, w.WriteRate)
 	}
 }

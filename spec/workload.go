@@ -85,6 +85,27 @@ type Workload struct {
 	// load-gen's --min-op-len and --max-op-len). Offsets still step by
 	// BlockSize.
 	MinBlockSize Size `json:"min_block_size,omitempty"`
+	// BlockSizes, when set, draws each op's size from it, per direction
+	// (fio's bssplit, bsrange, bs=READ,WRITE), on block and file targets;
+	// BlockSize must then be its largest size, which buffers hold. Drawn
+	// sizes are rounded down to a multiple of the direction's smallest
+	// unless BlockUnaligned. A sequential op starts where the last one of
+	// its direction ended.
+	BlockSizes     BlockSizes `json:"block_sizes,omitempty"`
+	BlockUnaligned bool       `json:"block_unaligned,omitempty"`
+	// BlockAlign, when set, makes random offsets multiples of it instead
+	// of the direction's smallest size (fio's blockalign).
+	BlockAlign Size `json:"block_align,omitempty"`
+	// SeqSkip leaves a hole of this many bytes after each sequential op,
+	// or goes backwards when negative, wrapping at the region's ends
+	// (fio's rw=write:4k). Bytes, not a Size, which cannot be negative.
+	SeqSkip int64 `json:"seq_skip,omitempty"`
+	// NewOffsetEvery makes a random workload draw a new offset only every
+	// this many ops; those between follow the last sequentially, or
+	// repeat its offset when RepeatOffset (fio's rw=randread:8 and
+	// rw_sequencer=identical).
+	NewOffsetEvery int  `json:"new_offset_every,omitempty"`
+	RepeatOffset   bool `json:"repeat_offset,omitempty"`
 	// ObjectSize is the size of each object on object targets; an object
 	// is written in ObjectSize/BlockSize operations. Zero means BlockSize.
 	ObjectSize Size `json:"object_size,omitempty"`
@@ -147,17 +168,19 @@ type Workload struct {
 	QueueDepth int `json:"queue_depth"`
 
 	// The run stops at the first bound reached; at least one is required.
+	// Ops start while fewer than TotalBytes have, so when their sizes vary
+	// the last may pass it, as in fio.
 	Duration   Duration `json:"duration,omitempty"`
 	TotalBytes Size     `json:"total_bytes,omitempty"`
 	TotalOps   int64    `json:"total_ops,omitempty"`
-	// BoundPerWorker splits TotalBytes and TotalOps between the workers,
-	// in proportion to their regions on a block target, and each stops at
-	// its share, as fio bounds each job clone: a worker that runs ahead
-	// does not take a slower one's share (nor start its next pass over its
-	// region before the other ends its first). The run ends when every
-	// worker has done its share. It counts ramp ops too, so it takes no
-	// Ramp.
-	BoundPerWorker bool `json:"bound_per_worker,omitempty"`
+	// BoundsPerWorker splits TotalBytes and TotalOps among the workers,
+	// in proportion to their regions on a block target and evenly
+	// otherwise, each stopping at its own share, as each of fio's clones
+	// does its own size: a worker that runs ahead does not take a slower
+	// one's share (nor start its next pass over its region before the
+	// other ends its first). The run ends once every worker has done its
+	// share. Only measured ops count, as for the run's bounds.
+	BoundsPerWorker bool `json:"bounds_per_worker,omitempty"`
 	// Ramp is run before the measured period and excluded from every figure.
 	Ramp Duration `json:"ramp,omitempty"`
 	// RateIOPS, when set, paces the operations open loop at this many per
@@ -167,6 +190,21 @@ type Workload struct {
 	// bytes per second in total: an operation is due when the bytes of
 	// those before it are, and its latency counts from then.
 	RateBytes float64 `json:"rate_bytes,omitempty"`
+	// ReadRate and WriteRate pace reads and writes each on its own
+	// schedule, in total over the workers (fio's rate=r,w and
+	// rate_iops=r,w): a mixed workload issues whichever kind is due, so
+	// its mix follows the rates rather than ReadPercent. A direction
+	// without a rate is unpaced. They exclude RateIOPS and RateBytes.
+	// Their minimums fail the run, whether paced or not.
+	ReadRate  DirRate `json:"read_rate,omitzero"`
+	WriteRate DirRate `json:"write_rate,omitzero"`
+	// RateCycle is the period a direction's rate is averaged over to
+	// compare with its minimum (fio's ratecycle); zero is one second.
+	RateCycle Duration `json:"rate_cycle,omitempty"`
+	// RateProcess spaces paced ops: "" or "linear" evenly, "poisson" at
+	// exponential intervals of the same mean, drawn from the run's seed
+	// (fio's rate_process).
+	RateProcess string `json:"rate_process,omitempty"`
 	// MaxBacklog, when set, bounds the bytes in flight: no operation
 	// starts while this many are (rados load-gen's --max-backlog).
 	MaxBacklog Size `json:"max_backlog,omitempty"`
@@ -221,7 +259,9 @@ func (w *Workload) Extent() Size {
 }
 
 // Region is where worker addresses a file of fileSize bytes: length bytes
-// from start, in whole blocks; length is 0 when not one block fits.
+// from start, in whole blocks, or any length when op sizes vary or
+// sequential ops leave holes (as fio's regions then are); length is 0
+// when not one block fits.
 func (w *Workload) Region(worker int, fileSize int64) (start, length int64) {
 	bs := int64(w.BlockSize)
 	start = int64(w.Offset)
@@ -237,7 +277,20 @@ func (w *Workload) Region(worker int, fileSize int64) (start, length int64) {
 	case w.FileSize > 0 && w.MinFileSize == 0 && w.OffsetPercent == 0:
 		length = min(length, int64(w.FileSize))
 	}
+	if w.BlockSizes != "" || w.SeqSkip != 0 {
+		bs = 1
+	}
 	return start, max(length-length%bs, 0)
+}
+
+// MinRegion is the fewest bytes a worker's region must hold: an op of
+// each direction's smallest size.
+func (w *Workload) MinRegion() Size {
+	r, wr, err := w.BlockSizes.Directions()
+	if w.BlockSizes == "" || err != nil {
+		return w.BlockSize
+	}
+	return max(r.Min, wr.Min)
 }
 
 // distributionError checks Distribution and how it goes with the rest.
@@ -258,6 +311,82 @@ func (w *Workload) distributionError() error {
 		}
 	}
 	return nil
+}
+
+// DirRate is the pace and the floor of one direction's operations, each
+// zero when not set: at most IOPS ops or Bytes bytes per second (one of
+// them), and at least MinIOPS ops or MinBytes bytes per second averaged
+// over each RateCycle once the run has settled for two seconds, as fio
+// checks rate_iops_min and rate_min.
+type DirRate struct {
+	IOPS     float64 `json:"iops,omitempty"`
+	Bytes    float64 `json:"bytes,omitempty"`
+	MinIOPS  float64 `json:"min_iops,omitempty"`
+	MinBytes float64 `json:"min_bytes,omitempty"`
+}
+
+// Paced reports whether the direction has a rate to keep.
+func (d DirRate) Paced() bool { return d.IOPS > 0 || d.Bytes > 0 }
+
+// HasMin reports whether the direction has a minimum rate.
+func (d DirRate) HasMin() bool { return d.MinIOPS > 0 || d.MinBytes > 0 }
+
+func (d DirRate) check(dir string) error {
+	switch {
+	case d.IOPS < 0 || d.Bytes < 0 || d.MinIOPS < 0 || d.MinBytes < 0:
+		return fmt.Errorf("invalid %s rate: negative", dir)
+	case d.IOPS > 0 && d.Bytes > 0:
+		return fmt.Errorf("a %s rate in operations and one in bytes: pace by one of them", dir)
+	case d.MinIOPS > 0 && d.MinBytes > 0:
+		return fmt.Errorf("a minimum %s rate in operations and one in bytes: give one of them", dir)
+	}
+	return nil
+}
+
+// ScaleRates multiplies every rate and minimum rate by f: a share of
+// a workload split over hosts, or none of it (f 0).
+func (w *Workload) ScaleRates(f float64) {
+	w.RateIOPS *= f
+	w.RateBytes *= f
+	for _, d := range []*DirRate{&w.ReadRate, &w.WriteRate} {
+		d.IOPS, d.Bytes, d.MinIOPS, d.MinBytes = d.IOPS*f, d.Bytes*f, d.MinIOPS*f, d.MinBytes*f
+	}
+}
+
+// AddRates adds o's rates and minimum rates to w's: the workload of
+// hosts that each ran a share.
+func (w *Workload) AddRates(o *Workload) {
+	w.RateIOPS += o.RateIOPS
+	w.RateBytes += o.RateBytes
+	for i, d := range []*DirRate{&w.ReadRate, &w.WriteRate} {
+		od := []DirRate{o.ReadRate, o.WriteRate}[i]
+		d.IOPS, d.Bytes, d.MinIOPS, d.MinBytes = d.IOPS+od.IOPS, d.Bytes+od.Bytes, d.MinIOPS+od.MinIOPS, d.MinBytes+od.MinBytes
+	}
+}
+
+// rateError is the first problem with the workload's rates, or nil.
+func (w *Workload) rateError() error {
+	perDir := w.ReadRate.Paced() || w.WriteRate.Paced()
+	switch {
+	case w.RateIOPS < 0:
+		return fmt.Errorf("invalid rate %g: negative", w.RateIOPS)
+	case w.RateBytes < 0:
+		return fmt.Errorf("invalid byte rate %g: negative", w.RateBytes)
+	case w.RateIOPS > 0 && w.RateBytes > 0:
+		return errors.New("a rate in operations and one in bytes: pace by one of them")
+	case perDir && (w.RateIOPS > 0 || w.RateBytes > 0):
+		return errors.New("a total rate and rates per direction: pace by one of them")
+	case (perDir || w.ReadRate.HasMin() || w.WriteRate.HasMin()) && w.Mix != "":
+		return errors.New("rates per direction apply to reads and writes, not to an op mix")
+	case w.RateCycle < 0:
+		return fmt.Errorf("invalid rate cycle %s: negative", w.RateCycle)
+	case w.RateProcess != "" && w.RateProcess != "linear" && w.RateProcess != "poisson":
+		return fmt.Errorf("invalid rate process %q (want linear or poisson)", w.RateProcess)
+	}
+	if err := w.ReadRate.check("read"); err != nil {
+		return err
+	}
+	return w.WriteRate.check("write")
 }
 
 // Writes reports whether the workload issues any write.
@@ -341,7 +470,7 @@ func (w *Workload) Validate() error {
 		return errors.New("cycling writes need an object count")
 	case w.FileSize < 0:
 		return fmt.Errorf("invalid file size %d", w.FileSize)
-	case w.FileSize > 0 && w.FileSize < w.BlockSize:
+	case w.FileSize > 0 && w.FileSize < w.BlockSize && w.BlockSizes == "":
 		return fmt.Errorf("file size %s is smaller than block size %s", w.FileSize, w.BlockSize)
 	case w.FilesPerWorker < 0 || w.FilesPerWorker > 1<<16:
 		return fmt.Errorf("invalid file count %d per worker (want 1..65536)", w.FilesPerWorker)
@@ -367,16 +496,10 @@ func (w *Workload) Validate() error {
 		return errors.New("no bound: give a duration, a total size or an operation count")
 	case w.TotalBytes < 0 || w.TotalOps < 0:
 		return errors.New("negative total")
-	case w.BoundPerWorker && w.Ramp > 0:
-		return errors.New("bounds per worker count every op a worker makes: they take no ramp")
 	case w.FsyncEvery < 0:
 		return fmt.Errorf("invalid fsync interval %d: negative", w.FsyncEvery)
-	case w.RateIOPS < 0:
-		return fmt.Errorf("invalid rate %g: negative", w.RateIOPS)
-	case w.RateBytes < 0:
-		return fmt.Errorf("invalid byte rate %g: negative", w.RateBytes)
-	case w.RateIOPS > 0 && w.RateBytes > 0:
-		return errors.New("a rate in operations and one in bytes: pace by one of them")
+	case w.rateError() != nil:
+		return w.rateError()
 	case w.MaxBacklog < 0:
 		return fmt.Errorf("invalid backlog %d: negative", w.MaxBacklog)
 	case strings.ContainsRune(w.FileNameFormat, '/'):
@@ -385,6 +508,58 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
 	case w.Direct && (w.BlockSize%512 != 0 || w.MinBlockSize%512 != 0):
 		return fmt.Errorf("block size %s is not a multiple of 512, which direct I/O needs", w.BlockSize)
+	}
+	return w.validateSizes()
+}
+
+// validateSizes checks the fields that vary op sizes and offsets.
+func (w *Workload) validateSizes() error {
+	varied := w.BlockSizes != "" || w.SeqSkip != 0 || w.NewOffsetEvery > 1 || w.RepeatOffset || w.BlockAlign != 0
+	switch {
+	case w.BlockAlign < 0:
+		return fmt.Errorf("invalid block alignment %d: negative", w.BlockAlign)
+	case w.NewOffsetEvery < 0:
+		return fmt.Errorf("invalid count of ops per random offset %d: negative", w.NewOffsetEvery)
+	case varied && w.Verify:
+		return errors.New("reads of ops of varied sizes or offsets cannot be verified: verification checks the blocks writes stamp at whole block offsets")
+	case varied && w.MinBlockSize > 0:
+		return errors.New("a minimum block size and block sizes per direction: give one of them")
+	case w.RandomMap && (w.BlockSizes != "" || w.BlockAlign != 0 && w.BlockAlign != w.BlockSize):
+		return errors.New("a random map visits whole blocks of one size: it takes no block sizes per direction nor another block alignment")
+	case w.Direct && w.BlockAlign%512 != 0:
+		return fmt.Errorf("block alignment %s is not a multiple of 512, which direct I/O needs", w.BlockAlign)
+	case w.BlockSizes == "":
+		return nil
+	}
+	r, wr, err := w.BlockSizes.Directions()
+	if err != nil {
+		return fmt.Errorf("invalid block sizes %q: %v", w.BlockSizes, err)
+	}
+	if largest := max(r.Max, wr.Max); largest != w.BlockSize {
+		return fmt.Errorf("block size %s is not the largest of block sizes %q, %s", w.BlockSize, w.BlockSizes, largest)
+	}
+	for _, d := range []SizeDist{r, wr} {
+		if w.Direct && (d.Min%512 != 0 || w.BlockUnaligned && !d.Fixed()) {
+			return fmt.Errorf("block sizes %q are not all multiples of 512, which direct I/O needs", w.BlockSizes)
+		}
+		if w.FileSize > 0 && w.FileSize < d.Min {
+			return fmt.Errorf("file size %s is smaller than the smallest block size %s", w.FileSize, d.Min)
+		}
+	}
+	return nil
+}
+
+// SetBlockSizes sets the op sizes from "4k", a split "4k/10:64k/90", a
+// range "1k-4k" or per direction "READS,WRITES": BlockSize to the largest,
+// BlockSizes to s unless every op has one size. Errors name the text.
+func (w *Workload) SetBlockSizes(s string) error {
+	r, wr, err := BlockSizes(s).Directions()
+	if err != nil {
+		return fmt.Errorf("invalid block sizes %q: %v", s, err)
+	}
+	w.BlockSize, w.BlockSizes = max(r.Max, wr.Max), BlockSizes(s)
+	if r.Fixed() && wr.Fixed() && r.Max == wr.Max {
+		w.BlockSizes = ""
 	}
 	return nil
 }

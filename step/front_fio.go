@@ -1,6 +1,9 @@
 package step
 
-import "github.com/cephbench/cephbench/spec"
+import (
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
+	"github.com/cephbench/cephbench/spec"
+)
 
 // Fio is a fio job's options beyond its workload: when it starts among
 // the invocation's jobs and what fio's report of it prints. A job's
@@ -34,6 +37,9 @@ type Fio struct {
 	// Options are the options set in the job's own section (or after
 	// its --name), as written, for fio's JSON "job options".
 	Options []FioOption `json:"options"`
+	// Logs are the fio log files the job writes (write_bw_log and the
+	// like); nil for none.
+	Logs *fiolog.Options `json:"logs,omitempty"`
 }
 
 // FioOption is one fio option as a job gave it: its canonical name and

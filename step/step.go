@@ -71,6 +71,9 @@ type Output struct {
 	// SoFar, if set, sees the run's outcome up to each second
 	// (runner.Options.SoFar).
 	SoFar func(*runner.Outcome)
+	// Completed, if set, sees every measured op that succeeded
+	// (runner.Options.Completed).
+	Completed func(runner.Completion)
 	// Live, if set, draws a live progress line.
 	Live *Live
 	Hooks
@@ -142,6 +145,9 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 		closeSess = func() error { return nil }
 	}
 	opts.Seed, opts.SoFar = st.Seed, out.SoFar
+	if out.Completed != nil {
+		opts.Completed = out.Completed
+	}
 	if opts.Seed == 0 {
 		opts.Seed = uint64(time.Now().UnixNano())
 	}
@@ -223,6 +229,11 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	}
 	// A result saved in a fallback place is still printed, and where.
 	out.Closing(res, res.Path)
+	if res.BelowMinRate != nil {
+		// The run failed as its workload defines failure; its result
+		// still says what it measured until then.
+		return res, errors.Join(fmt.Errorf("%s: %w", st.Name, res.BelowMinRate), saveErr)
+	}
 	return res, saveErr
 }
 

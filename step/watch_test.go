@@ -2,61 +2,65 @@ package step
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cephbench/cephbench/cluster"
+	"github.com/cephbench/cephbench/cluster/clustertest"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/runner"
 	"github.com/cephbench/cephbench/spec"
 )
 
-// scrubbingCluster is a session on a cluster whose PGs deep scrub from
-// its third status on; its watch's connection counts its commands and
-// whether it was closed.
-type scrubbingCluster struct {
+// watchedCluster is a session on a cluster, whose watch connects to mon
+// or fails with dialErr.
+type watchedCluster struct {
 	engine.Session
-	dialErr  error
-	statuses atomic.Int64
-	closed   atomic.Int64
+	mon     *clustertest.Monitor
+	dialErr error
 }
 
-func (c *scrubbingCluster) DialCluster() (cluster.Conn, []string, error) {
+func (c *watchedCluster) DialCluster() (cluster.Conn, []string, error) {
 	if c.dialErr != nil {
 		return nil, nil, c.dialErr
 	}
-	return scrubConn{c}, []string{"cbwatch"}, nil
+	return c.mon, []string{"cbwatch"}, nil
 }
 
-// scrubConn is a scrubbingCluster's watch's connection.
-type scrubConn struct{ c *scrubbingCluster }
+// What a status says of a cluster at rest and of one deep scrubbing.
+const (
+	cleanStatus = `{"health":{"status":"HEALTH_OK"},"osdmap":{"epoch":5},"pgmap":{"pgs_by_state":[{"state_name":"active+clean","count":32}]}}`
+	scrubStatus = `{"health":{"status":"HEALTH_OK"},"osdmap":{"epoch":5},"pgmap":{"pgs_by_state":[{"state_name":"active+clean","count":30},{"state_name":"active+clean+scrubbing+deep","count":2}]}}`
+)
 
-func (s scrubConn) Mon(cmd []byte) ([]byte, error) {
-	c := s.c
-	switch {
-	case strings.Contains(string(cmd), `"status"`) && c.statuses.Add(1) > 2:
-		return []byte(`{"health":{"status":"HEALTH_OK"},"osdmap":{"epoch":5},"pgmap":{"pgs_by_state":[{"state_name":"active+clean","count":30},{"state_name":"active+clean+scrubbing+deep","count":2}]}}`), nil
-	case strings.Contains(string(cmd), `"status"`):
-		return []byte(`{"health":{"status":"HEALTH_OK"},"osdmap":{"epoch":5},"pgmap":{"pgs_by_state":[{"state_name":"active+clean","count":32}]}}`), nil
+// atRest is a cluster whose managers count no client I/O and no OSD
+// latency, and whose pool has no PGs, so that no OSD is told anything.
+func atRest() *clustertest.Monitor {
+	m := clustertest.New("sortbitwise").Script("status", clustertest.Reply(cleanStatus))
+	for _, prefix := range []string{"osd pool stats", "osd perf", "pg ls-by-pool"} {
+		m.Script(prefix, clustertest.Reply(`[]`))
 	}
-	return []byte(`{"epoch":5,"osds":[{"osd":0,"up":1,"in":1}]}`), nil
+	return m
 }
 
-// Mgr answers pg ls-by-pool with no PGs, so no OSD is told anything.
-func (s scrubConn) Mgr([]byte) ([]byte, error) { return []byte(`[]`), nil }
-func (s scrubConn) Tell(int, []byte) ([]byte, error) {
-	return nil, errors.New("no OSD")
+// scrubbing is a cluster at rest whose PGs deep scrub from its third
+// status on.
+func scrubbing() *clustertest.Monitor {
+	return atRest().Script("status", func(asked int) ([]byte, error) {
+		if asked > 2 {
+			return []byte(scrubStatus), nil
+		}
+		return []byte(cleanStatus), nil
+	})
 }
-func (s scrubConn) Close() { s.c.closed.Add(1) }
 
-func watchedRun(t *testing.T, c *scrubbingCluster, watch Watch) (*result.Result, string) {
+func watchedRun(t *testing.T, c *watchedCluster, watch Watch) (*result.Result, string) {
 	t.Helper()
 	w := spec.Workload{
 		Target: spec.Target{Scheme: "null"}, Pattern: spec.Random, ReadPercent: 100, BlockSize: 4096,
@@ -84,7 +88,7 @@ func watchedRun(t *testing.T, c *scrubbingCluster, watch Watch) (*result.Result,
 // did, the tick log holds the samples, the summary says it, and the
 // watch's connection is closed.
 func TestAStepWatchesTheClusterDuringItsRun(t *testing.T) {
-	c := &scrubbingCluster{}
+	c := &watchedCluster{mon: scrubbing()}
 	res, summary := watchedRun(t, c, Watch{Interval: spec.Duration(200 * time.Millisecond)})
 	if res.Cluster == nil || res.Cluster.During == nil {
 		t.Fatalf("no cluster.during in %+v", res.Cluster)
@@ -100,21 +104,21 @@ func TestAStepWatchesTheClusterDuringItsRun(t *testing.T) {
 	if !strings.Contains(summary, "  cluster NOT AT REST during the run: deep scrub on 2 PGs from ") {
 		t.Errorf("summary:\n%s", summary)
 	}
-	for deadline := time.Now().Add(10 * time.Second); c.closed.Load() != 1; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); c.mon.Closed() != 1; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the watch's connection closed %d times", c.closed.Load())
+			t.Fatalf("the watch's connection closed %d times", c.mon.Closed())
 		}
 	}
 }
 
 // A watch turned off sends nothing; one that cannot connect is a note.
 func TestAWatchOffOrUnreachable(t *testing.T) {
-	c := &scrubbingCluster{}
+	c := &watchedCluster{mon: atRest()}
 	res, _ := watchedRun(t, c, Watch{})
-	if c.statuses.Load() != 0 || (res.Cluster != nil && res.Cluster.During != nil) {
-		t.Errorf("a watch turned off sent %d statuses, during %+v", c.statuses.Load(), res.Cluster)
+	if c.mon.Asked("status") != 0 || (res.Cluster != nil && res.Cluster.During != nil) {
+		t.Errorf("a watch turned off sent %d statuses, during %+v", c.mon.Asked("status"), res.Cluster)
 	}
-	c = &scrubbingCluster{dialErr: errors.New("connecting to the Ceph cluster: timed out")}
+	c = &watchedCluster{dialErr: errors.New("connecting to the Ceph cluster: timed out")}
 	res, _ = watchedRun(t, c, DefaultWatch)
 	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "the cluster could not be watched during the run: connecting to the Ceph cluster: timed out") {
 		t.Errorf("notes %q", res.Notes)
@@ -141,82 +145,33 @@ func TestAStepRefusedAtItsGateClosesItsWatchsConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &scrubbingCluster{Session: sess}
+	c := &watchedCluster{Session: sess, mon: atRest()}
 	refuse := Output{Hooks: Hooks{Gate: func(context.Context) error { return errors.New("the coordinator is gone") }}}
 	if _, err := RunOn(context.Background(), c, Step{Name: "gated", Workload: w, Watch: DefaultWatch}, refuse, runner.Options{},
 		func() error { return sess.Close(context.Background()) }); err == nil {
 		t.Fatal("a step refused at its gate ran")
 	}
-	if c.closed.Load() != 1 || c.statuses.Load() != 0 {
-		t.Errorf("the watch's connection closed %d times, %d statuses asked", c.closed.Load(), c.statuses.Load())
+	if c.mon.Closed() != 1 || c.mon.Asked("status") != 0 {
+		t.Errorf("the watch's connection closed %d times, %d statuses asked", c.mon.Closed(), c.mon.Asked("status"))
 	}
 }
-
-// flagCluster is a session on a cluster that keeps its OSD map flags and
-// config keys, and says, on each status, which scrub flags were set.
-type flagCluster struct {
-	engine.Session
-	mu         sync.Mutex
-	flags      map[string]bool
-	keys       map[string]string
-	seenDuring map[string]bool
-	closed     atomic.Int64
-}
-
-func (c *flagCluster) DialCluster() (cluster.Conn, []string, error) {
-	return flagConn{c}, []string{"cbwatch"}, nil
-}
-
-type flagConn struct{ c *flagCluster }
-
-func (f flagConn) Mon(b []byte) ([]byte, error) {
-	var cmd struct{ Prefix, Key, Val string }
-	if err := json.Unmarshal(b, &cmd); err != nil {
-		return nil, err
-	}
-	c := f.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch cmd.Prefix {
-	case "status":
-		for fl := range c.flags {
-			c.seenDuring[fl] = true
-		}
-		return []byte(`{"health":{"status":"HEALTH_OK"},"osdmap":{"epoch":5},"pgmap":{"pgs_by_state":[{"state_name":"active+clean","count":32}]}}`), nil
-	case "osd dump":
-		var set []string
-		for fl := range c.flags {
-			set = append(set, fl)
-		}
-		return json.Marshal(map[string]any{"epoch": 5, "flags": strings.Join(set, ","), "osds": []any{}})
-	case "osd set":
-		c.flags[cmd.Key] = true
-	case "osd unset":
-		delete(c.flags, cmd.Key)
-	case "config-key set":
-		c.keys[cmd.Key] = cmd.Val
-	case "config-key get":
-		return []byte(c.keys[cmd.Key]), nil
-	case "config-key rm":
-		delete(c.keys, cmd.Key)
-	case "config-key ls":
-		keys := []string{}
-		for k := range c.keys {
-			keys = append(keys, k)
-		}
-		return json.Marshal(keys)
-	}
-	return nil, nil
-}
-
-func (f flagConn) Mgr([]byte) ([]byte, error)       { return []byte(`[]`), nil }
-func (f flagConn) Tell(int, []byte) ([]byte, error) { return nil, errors.New("no OSD") }
-func (f flagConn) Close()                           { f.c.closed.Add(1) }
 
 // A quiesced run interrupted midway still clears the flags it set, once
 // the watch has stopped, and its result says what it set.
 func TestAnInterruptedQuiescedRunRestoresTheFlags(t *testing.T) {
-	c := &flagCluster{flags: map[string]bool{"sortbitwise": true}, keys: map[string]string{}, seenDuring: map[string]bool{}}
+	// The cluster says, on each status, which flags were set.
+	var mu sync.Mutex
+	seenDuring := map[string]bool{}
+	mon := atRest()
+	mon.Script("status", func(int) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, f := range mon.Flags() {
+			seenDuring[f] = true
+		}
+		return []byte(cleanStatus), nil
+	})
+	c := &watchedCluster{mon: mon}
 	w := spec.Workload{
 		Target: spec.Target{Scheme: "null"}, Pattern: spec.Random, ReadPercent: 100, BlockSize: 4096,
 		Workers: 1, QueueDepth: 1, Duration: spec.Duration(30 * time.Second),
@@ -235,13 +190,13 @@ func TestAnInterruptedQuiescedRunRestoresTheFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.seenDuring["noscrub"] || !c.seenDuring["nodeep-scrub"] {
-		t.Errorf("flags seen during the run: %v", c.seenDuring)
+	mu.Lock()
+	defer mu.Unlock()
+	if !seenDuring["noscrub"] || !seenDuring["nodeep-scrub"] {
+		t.Errorf("flags seen during the run: %v", seenDuring)
 	}
-	if c.flags["noscrub"] || c.flags["nodeep-scrub"] || !c.flags["sortbitwise"] || len(c.keys) != 0 {
-		t.Errorf("after the run: flags %v, config keys %v", c.flags, c.keys)
+	if flags := mon.Flags(); !slices.Equal(flags, []string{"sortbitwise"}) || len(mon.Keys()) != 0 {
+		t.Errorf("after the run: flags %v, config keys %v", flags, mon.Keys())
 	}
 	if q := res.Cluster.Quiesced; q == nil || len(q.Set) != 2 {
 		t.Errorf("result's quiesced %+v", res.Cluster.Quiesced)
@@ -249,7 +204,7 @@ func TestAnInterruptedQuiescedRunRestoresTheFlags(t *testing.T) {
 	if !strings.Contains(summary.String(), "  --quiesce set noscrub, nodeep-scrub for the run\n  cluster at rest during the run") {
 		t.Errorf("summary:\n%s", summary.String())
 	}
-	if c.closed.Load() > 1 {
-		t.Errorf("the connection closed %d times", c.closed.Load())
+	if mon.Closed() > 1 {
+		t.Errorf("the connection closed %d times", mon.Closed())
 	}
 }

@@ -13,13 +13,18 @@ import (
 // region is one file of a worker on a block target: where the worker
 // addresses it, and where it is in its pass over it.
 type region struct {
-	file          int   // op.File
-	start, blocks int64 // from start, blocks whole blocks
-	// cursor is the next sequential block per op kind.
-	cursor [engine.NumOpKinds]int64
-	pick   picker // the block of a random op
-	done   int64  // ops on it in the current pass
+	file        int   // op.File
+	start, size int64 // the bytes it addresses: size from start
+	// cursor is where the last op of each kind ended, last where it
+	// started, from start.
+	cursor, last [engine.NumOpKinds]int64
+	sizers       [2]sizer  // reads', writes'
+	picks        [2]picker // their random offsets, in units of the sizer's align
+	done         int64     // bytes of ops on it in the current pass
 }
+
+// passed reports whether the region's current pass is done.
+func (r *region) passed() bool { return r.done >= r.size }
 
 // workerFiles returns the files worker addresses on a block target of
 // geometry geo: FilesPerWorker of its own when the target holds that many
@@ -37,21 +42,24 @@ func workerFiles(w *spec.Workload, geo engine.Geometry, worker int) []int {
 }
 
 // Region is where worker addresses file on a block target of geometry
-// geo (see spec.Workload.Region): from start, blocks whole blocks of
-// w.BlockSize; blocks is 0 when the file ends before one block fits.
-func Region(w *spec.Workload, geo engine.Geometry, worker, file int) (start, blocks int64) {
+// geo (see spec.Workload.Region): length bytes from start; length is 0
+// when the file ends before one block fits.
+func Region(w *spec.Workload, geo engine.Geometry, worker, file int) (start, length int64) {
 	size := geo.Size
 	if w.MinFileSize > 0 {
 		size = min(size, FileSize(w, file))
 	}
-	start, n := w.Region(worker, size)
-	return start, n / int64(w.BlockSize)
+	return w.Region(worker, size)
 }
 
-// CheckRegions says which worker's region holds no block of a block
-// target of geometry geo, or returns nil.
+// CheckRegions says which worker's region holds no op of a block target
+// of geometry geo, or what w asks of a region that an object target has
+// not, or returns nil.
 func CheckRegions(w *spec.Workload, geo engine.Geometry) error {
 	if geo.Layout != engine.Blocks {
+		if w.BlockSizes != "" {
+			return fmt.Errorf("block sizes per direction work on files and block devices: %s:// targets hold objects", w.Target.Scheme)
+		}
 		if w.Offset > 0 || w.OffsetIncrement > 0 || w.OffsetPercent > 0 || w.SizePercent > 0 || w.FilesPerWorker > 1 {
 			return errors.New("offsets and files per worker apply to files and block devices, not to objects")
 		}
@@ -60,10 +68,11 @@ func CheckRegions(w *spec.Workload, geo engine.Geometry) error {
 	if nf := w.FilesPerWorker; nf > 1 && geo.Files != w.Workers*nf {
 		return fmt.Errorf("%d files per worker: the target holds %d files for %d workers", nf, geo.Files, w.Workers)
 	}
+	least := int64(w.MinRegion())
 	for worker := range w.Workers {
 		for _, file := range workerFiles(w, geo, worker) {
-			if start, blocks := Region(w, geo, worker, file); blocks == 0 {
-				return fmt.Errorf("worker %d's region of file %d starts at offset %d, where the file leaves no %s block", worker, file, start, w.BlockSize)
+			if start, length := Region(w, geo, worker, file); length < least {
+				return fmt.Errorf("worker %d's region of file %d starts at offset %d, where the file leaves no %s block", worker, file, start, w.MinRegion())
 			}
 		}
 	}
@@ -73,17 +82,27 @@ func CheckRegions(w *spec.Workload, geo engine.Geometry) error {
 // newRegions sets up worker's files on a block target.
 func (g *Generator) newRegions(worker int) {
 	w, geo := g.w, g.geo
+	bs := int64(w.BlockSize)
 	dist, _ := spec.ParseDistribution(w.Distribution) // w is valid
 	files := max(geo.Files, 1)
 	for _, file := range workerFiles(w, geo, worker) {
 		r := region{file: file}
-		r.start, r.blocks = Region(w, geo, worker, file)
-		r.blocks = max(r.blocks, 1)
-		r.pick = newPicker(dist, r.blocks, int64(w.BlockSize), w.RandomMap, g.rng)
+		r.start, r.size = Region(w, geo, worker, file)
+		r.size = max(r.size, int64(w.MinRegion()))
+		r.sizers = sizers(w, r.size)
+		for i, s := range r.sizers {
+			if i > 0 && s.blocks == r.sizers[0].blocks && s.align == r.sizers[0].align {
+				// One map or distribution for both directions, as fio
+				// has one per file.
+				r.picks[i] = r.picks[0]
+				continue
+			}
+			r.picks[i] = newPicker(dist, s.blocks, s.align, w.RandomMap, g.rng)
+		}
 		if workersOnFile := (w.Workers + files - 1) / files; workersOnFile > 1 && w.OffsetIncrement == 0 {
 			// Workers sharing a file start sequential runs at evenly spaced
 			// places, so they do not all read the same cached blocks.
-			start := r.blocks * int64(worker/files) / int64(workersOnFile)
+			start := r.size / bs * int64(worker/files) / int64(workersOnFile) * bs
 			for k := range r.cursor {
 				r.cursor[k] = start
 			}
@@ -91,21 +110,6 @@ func (g *Generator) newRegions(worker int) {
 		g.regions = append(g.regions, r)
 	}
 	g.service, g.switchEvery, _ = spec.ParseFileService(w.FileService) // w is valid
-}
-
-// nextBlock addresses the next op of kind on a block target.
-func (g *Generator) nextBlock(op *engine.Op, kind engine.OpKind) {
-	r := g.nextRegion()
-	var block int64
-	if g.w.Pattern == spec.Random {
-		block = r.pick.next(g.rng)
-	} else {
-		block = r.cursor[kind] % r.blocks
-		r.cursor[kind] = block + 1
-	}
-	r.done++
-	op.File = r.file
-	op.Offset = r.start + block*int64(g.w.BlockSize)
 }
 
 // nextRegion picks the file of the next op as fio's file_service_type
@@ -119,7 +123,7 @@ func (g *Generator) nextRegion() *region {
 	}
 	left := 0
 	for i := range g.regions {
-		if g.regions[i].done < g.regions[i].blocks {
+		if !g.regions[i].passed() {
 			left++
 		}
 	}
@@ -130,7 +134,7 @@ func (g *Generator) nextRegion() *region {
 		left = len(g.regions)
 	}
 	cur := &g.regions[g.current]
-	if cur.done < cur.blocks && (g.service == spec.FileSequential || g.sinceSwitch < g.switchEvery) {
+	if !cur.passed() && (g.service == spec.FileSequential || g.sinceSwitch < g.switchEvery) {
 		g.sinceSwitch++
 		return cur
 	}
@@ -140,7 +144,7 @@ func (g *Generator) nextRegion() *region {
 	default:
 		for {
 			g.current = (g.current + 1) % len(g.regions)
-			if r := &g.regions[g.current]; r.done < r.blocks {
+			if !g.regions[g.current].passed() {
 				break
 			}
 		}
@@ -152,7 +156,7 @@ func (g *Generator) nextRegion() *region {
 // undone returns the index of the nth file whose pass is not done.
 func (g *Generator) undone(n int) int {
 	for i := range g.regions {
-		if g.regions[i].done < g.regions[i].blocks {
+		if !g.regions[i].passed() {
 			if n == 0 {
 				return i
 			}
@@ -181,68 +185,50 @@ func FileSize(w *spec.Workload, file int) int64 {
 	return max(n-n%bs, bs)
 }
 
-// share sets the worker's part of the byte and op bounds when the
-// workload bounds each worker (spec.Workload.BoundPerWorker): in
-// proportion to its regions' blocks among every worker's.
-func (g *Generator) share(worker int) {
-	w := g.w
-	if !w.BoundPerWorker {
-		return
+// Shares splits w's byte and op bounds among its workers when it bounds
+// each worker (spec.Workload.BoundsPerWorker): in proportion to their
+// regions on a block target of geometry geo, evenly otherwise, the first
+// workers taking what does not divide. Shares of ops of one size are
+// whole ops.
+func Shares(w *spec.Workload, geo engine.Geometry) (bytes, ops []int64) {
+	weights := make([]uint64, w.Workers)
+	var all uint64
+	for worker := range weights {
+		weights[worker] = 1
+		if geo.Layout == engine.Blocks {
+			weights[worker] = 0
+			for _, file := range workerFiles(w, geo, worker) {
+				_, n := Region(w, geo, worker, file)
+				weights[worker] += uint64(max(n, 1))
+			}
+		}
+		all += weights[worker]
 	}
-	var before, mine, all uint64
-	for other := range w.Workers {
-		var blocks uint64
-		for _, file := range workerFiles(w, g.geo, other) {
-			_, n := Region(w, g.geo, other, file)
-			blocks += uint64(max(n, 1))
-		}
-		if other < worker {
-			before += blocks
-		}
-		if other == worker {
-			mine = blocks
-		}
-		all += blocks
-	}
-	// The shares of workers 0..k-1 end at total*cumulative/all, so that
-	// they add up to the total exactly.
-	part := func(total int64) int64 {
-		if total <= 0 {
-			return 0
-		}
-		return mulDiv(total, before+mine, all) - mulDiv(total, before, all)
-	}
-	// Ops of one size get shares of whole ops.
 	unit := int64(1)
-	if w.MinBlockSize == 0 {
-		unit = int64(w.BlockSize)
+	if w.MinBlockSize == 0 && w.BlockSizes == "" {
+		unit = max(int64(w.BlockSize), 1)
 	}
-	g.quotaBytes, g.quotaOps = part(int64(w.TotalBytes)/unit)*unit, part(w.TotalOps)
-	g.bounded = g.quotaBytes > 0 || g.quotaOps > 0
+	bytes, ops = make([]int64, w.Workers), make([]int64, w.Workers)
+	var before uint64
+	for worker, mine := range weights {
+		// The shares of workers 0..k-1 end at total*cumulative/all, rounded
+		// up, so that they add up to the total exactly.
+		part := func(total int64) int64 {
+			return mulDivUp(total, before+mine, all) - mulDivUp(total, before, all)
+		}
+		bytes[worker], ops[worker] = part(int64(w.TotalBytes)/unit)*unit, part(w.TotalOps)
+		before += mine
+	}
+	bytes[0] += int64(w.TotalBytes) % unit
+	return bytes, ops
 }
 
-// mulDiv is a*b/c without overflowing.
-func mulDiv(a int64, b, c uint64) int64 {
+// mulDivUp is a*b/c rounded up, without overflowing.
+func mulDivUp(a int64, b, c uint64) int64 {
 	hi, lo := bits.Mul64(uint64(a), b)
-	q, _ := bits.Div64(hi, lo, c)
+	q, r := bits.Div64(hi, lo, c)
+	if r > 0 {
+		q++
+	}
 	return int64(q)
 }
-
-// overShare reports whether an op of n bytes would take the worker past
-// its share of the bounds, and counts it if not.
-func (g *Generator) overShare(n int64) bool {
-	if !g.bounded {
-		return false
-	}
-	if g.quotaBytes > 0 && g.madeBytes+n > g.quotaBytes || g.quotaOps > 0 && g.madeOps >= g.quotaOps {
-		g.shareDone = true
-		return true
-	}
-	g.madeBytes += n
-	g.madeOps++
-	return false
-}
-
-// ShareDone reports whether the worker did its share of a workload
-// bounded per worker, which ends its ops but not the run's.
-func (g *Generator) ShareDone() bool { return g.shareDone }

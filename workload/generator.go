@@ -19,6 +19,10 @@ type Shared struct {
 	// ObjectSizes, when set, is each object's size, by index, of a
 	// session's engine.ObjectSet; generators only read it.
 	ObjectSizes []int64
+	// Steer, when set, turns the direction a mixed workload's op drew
+	// into the one to issue (reads and writes on schedules of their own
+	// go to whichever is due). Generators call it concurrently.
+	Steer func(drawn engine.OpKind) engine.OpKind
 
 	writes atomic.Int64
 	reads  atomic.Int64
@@ -33,16 +37,12 @@ type Generator struct {
 	rng    *rand.Rand
 	// regions are the worker's files on a block target; current is the
 	// one in use, for sinceSwitch ops so far.
-	regions     []region
-	current     int
-	sinceSwitch int
-	service     spec.FileService
-	switchEvery int
-	// The worker's share of bounds per worker, and what it made so far.
-	bounded              bool
-	quotaBytes, quotaOps int64
-	madeBytes, madeOps   int64
-	shareDone            bool
+	regions        []region
+	current        int
+	sinceSwitch    int
+	service        spec.FileService
+	switchEvery    int
+	opsSinceOffset int64 // ops since the start, for NewOffsetEvery
 
 	opsPerObject int64
 	readable     int64   // objects reads may address
@@ -61,7 +61,6 @@ func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed
 	switch geo.Layout {
 	case engine.Blocks:
 		g.newRegions(worker)
-		g.share(worker)
 	case engine.Objects:
 		g.sizes = shared.ObjectSizes
 		objSize := int64(w.EffectiveObjectSize())
@@ -93,22 +92,22 @@ func (g *Generator) Next(op *engine.Op) bool {
 	case r > 0 && g.rng.IntN(100) < r:
 		kind = engine.Read
 	}
+	if g.shared.Steer != nil && g.w.ReadPercent > 0 && g.w.ReadPercent < 100 {
+		kind = g.shared.Steer(kind)
+	}
 	op.Kind = kind
 	op.Err = nil
 	op.Completed = 0
+	if g.geo.Layout == engine.Blocks {
+		g.nextBlock(op, kind)
+		return true
+	}
 	bs := int64(g.w.BlockSize)
 	n := bs
 	if lo := int64(g.w.MinBlockSize); lo > 0 && lo < bs {
 		n = lo + g.rng.Int64N(bs-lo+1)
 	}
 	op.Buf = op.Buf[:n]
-	if g.geo.Layout == engine.Blocks {
-		if g.overShare(n) {
-			return false
-		}
-		g.nextBlock(op, kind)
-		return true
-	}
 	if g.sizes != nil {
 		g.nextSized(op)
 		return true

@@ -85,24 +85,22 @@ func TestZonedSharesOfTheOps(t *testing.T) {
 	}
 }
 
-// Bounded per worker, each worker makes its share of the ops, in
-// proportion to its region, then no more: of 20 ops, 16 for a region of 8
-// blocks and 4 for one of 2.
-func TestBoundPerWorkerSharesByRegion(t *testing.T) {
+// Bounded per worker, each worker's share of the bytes is in proportion
+// to its region: of 20 blocks, 16 for a region of 8 blocks and 4 for one
+// of 2; ops of one size are shared in whole ops, the first workers taking
+// what does not divide.
+func TestSharesByRegion(t *testing.T) {
 	w := blockWorkload(spec.Random, 0, 2)
-	w.RandomMap, w.BoundPerWorker, w.TotalBytes = true, true, 20*4096
+	w.BoundsPerWorker, w.TotalBytes, w.TotalOps = true, 20*4096+5, 7
 	w.OffsetIncrement = 6 * 4096
 	geo := engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 8 * 4096} // worker 1 starts at block 6
-	for worker, want := range []int{16, 4} {
-		g := New(w, geo, worker, &Shared{}, 1)
-		op := &engine.Op{Buf: make([]byte, 4096)}
-		n := 0
-		for g.Next(op) {
-			n++
-		}
-		if n != want || !g.ShareDone() {
-			t.Errorf("worker %d made %d ops (done %v), want %d", worker, n, g.ShareDone(), want)
-		}
+	bytes, ops := Shares(w, geo)
+	if !slices.Equal(bytes, []int64{16*4096 + 5, 4 * 4096}) || !slices.Equal(ops, []int64{6, 1}) {
+		t.Errorf("shares of bytes %v, of ops %v; want [65541 16384] and [6 1]", bytes, ops)
+	}
+	w.OffsetIncrement = 0
+	if bytes, ops = Shares(w, geo); !slices.Equal(bytes, []int64{10*4096 + 5, 10 * 4096}) || !slices.Equal(ops, []int64{4, 3}) {
+		t.Errorf("even regions: shares of bytes %v, of ops %v; want [40965 40960] and [4 3]", bytes, ops)
 	}
 }
 

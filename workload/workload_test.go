@@ -205,3 +205,134 @@ func TestObjectsOfTheirOwnSizes(t *testing.T) {
 		t.Errorf("no op was cut to its object's size, though object sizes go down to %d", slices.Min(sizes))
 	}
 }
+
+func TestBlockSplitSharesAndSequentialFit(t *testing.T) {
+	w := blockWorkload(spec.Sequential, 0, 1)
+	w.BlockSize, w.BlockSizes = 64<<10, "4k/20:64k/80"
+	size := int64(256 << 20)
+	g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: size}, 0, &Shared{}, 5)
+	op := &engine.Op{Buf: make([]byte, 64<<10)}
+	counts := map[int]int{}
+	next, total := int64(0), int64(0)
+	for total < size {
+		g.Next(op)
+		if op.Offset != next {
+			t.Fatalf("op at %d; want it where the last ended, %d", op.Offset, next)
+		}
+		next, total = op.Offset+int64(len(op.Buf)), total+int64(len(op.Buf))
+		counts[len(op.Buf)]++
+	}
+	if total != size {
+		t.Errorf("one pass wrote %d bytes; want the region's %d", total, size)
+	}
+	ops := counts[4<<10] + counts[64<<10]
+	if share := float64(counts[4<<10]) / float64(ops) * 100; share < 18 || share > 22 {
+		t.Errorf("4k ops are %.1f%% of %d; want 20%% (%v)", share, ops, counts)
+	}
+}
+
+func TestPerDirectionSizesAndHoles(t *testing.T) {
+	w := blockWorkload(spec.Sequential, 50, 1)
+	w.BlockSize, w.BlockSizes, w.SeqSkip = 64<<10, "4k,64k", 4<<10
+	g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 20}, 0, &Shared{}, 5)
+	op := &engine.Op{Buf: make([]byte, 64<<10)}
+	var last [2]int64
+	for i := range 200 {
+		g.Next(op)
+		want := map[engine.OpKind]int{engine.Read: 4 << 10, engine.Write: 64 << 10}[op.Kind]
+		if len(op.Buf) != want {
+			t.Fatalf("%v of %d bytes; want %d", op.Kind, len(op.Buf), want)
+		}
+		d := direction(op.Kind)
+		if i > 1 && op.Offset != 0 && op.Offset != last[d]+int64(want)+4<<10 {
+			t.Fatalf("%v at %d after one at %d; want a 4k hole", op.Kind, op.Offset, last[d])
+		}
+		last[d] = op.Offset
+	}
+}
+
+func TestRandomOffsetsRepeatOrFollow(t *testing.T) {
+	for _, repeat := range []bool{false, true} {
+		w := blockWorkload(spec.Random, 100, 1)
+		w.NewOffsetEvery, w.RepeatOffset = 4, repeat
+		g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 30}, 0, &Shared{}, 5)
+		op := &engine.Op{Buf: make([]byte, 4096)}
+		var offs []int64
+		for range 12 {
+			g.Next(op)
+			offs = append(offs, op.Offset)
+		}
+		for i := 1; i < len(offs); i++ {
+			step := offs[i] - offs[i-1]
+			fresh := (i+1)%4 == 0
+			if !fresh && (repeat && step != 0 || !repeat && step != 4096) {
+				t.Fatalf("repeat=%v: offsets %v; want a new one every 4th op, repeated or followed between", repeat, offs)
+			}
+		}
+	}
+}
+
+// Sizes drawn over many ops land on each size at its share within 2
+// points: a three-way split with a share left to fill, and a range, whose
+// multiples of its smallest size are equally likely.
+func TestDrawnSizeShares(t *testing.T) {
+	for sizes, want := range map[spec.BlockSizes]map[int]float64{
+		"4k/10:64k/50:32k": {4 << 10: 10, 32 << 10: 40, 64 << 10: 50},
+		"4k-16k":           {4 << 10: 25, 8 << 10: 25, 12 << 10: 25, 16 << 10: 25},
+	} {
+		w := blockWorkload(spec.Random, 0, 1)
+		w.BlockSizes = sizes
+		w.BlockSize = sizes.Largest()
+		g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1 << 30}, 0, &Shared{}, 9)
+		op := &engine.Op{Buf: make([]byte, w.BlockSize)}
+		counts := map[int]int{}
+		const ops = 20000
+		for range ops {
+			g.Next(op)
+			counts[len(op.Buf)]++
+			if op.Offset%(4<<10) != 0 || op.Offset+int64(len(op.Buf)) > 1<<30 {
+				t.Fatalf("%s: op of %d bytes at %d", sizes, len(op.Buf), op.Offset)
+			}
+		}
+		for size, share := range want {
+			if got := 100 * float64(counts[size]) / ops; got < share-2 || got > share+2 {
+				t.Errorf("%s: %d-byte ops are %.1f%%; want %.0f%% (%v)", sizes, size, got, share, counts)
+			}
+		}
+		if len(counts) != len(want) {
+			t.Errorf("%s: sizes drawn %v; want only %v", sizes, counts, want)
+		}
+	}
+}
+
+func TestBackwardsSequentialWraps(t *testing.T) {
+	w := blockWorkload(spec.Sequential, 100, 1)
+	w.SeqSkip = -8 << 10
+	g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 64 << 10}, 0, &Shared{}, 1)
+	op := &engine.Op{Buf: make([]byte, 4096)}
+	var offs []int64
+	for range 6 {
+		g.Next(op)
+		offs = append(offs, op.Offset>>10)
+	}
+	// fio: the first op at 0, then each 8k before the end of the last,
+	// wrapping to 8k before the end of the region.
+	if want := []int64{0, 56, 52, 48, 44, 40}; !slices.Equal(offs, want) {
+		t.Errorf("offsets (KiB) %v; want %v", offs, want)
+	}
+}
+
+// A split whose smallest size has no share still ends each pass: the op
+// that does not fit before the end starts over at 0.
+func TestSplitWithoutTheSmallestEndsPasses(t *testing.T) {
+	w := blockWorkload(spec.Sequential, 0, 1)
+	w.BlockSize, w.BlockSizes = 8<<10, "4k/0:8k/100:6k"
+	g := New(w, engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 14 << 10}, 0, &Shared{}, 1)
+	op := &engine.Op{Buf: make([]byte, 8<<10)}
+	for i := range 10 {
+		g.Next(op)
+		if len(op.Buf) != 8<<10 || op.Offset != 0 {
+			t.Fatalf("op %d: %d bytes at %d; want 8K at 0 each time (4K and 6K are left no share)", i, len(op.Buf), op.Offset)
+		}
+	}
+}

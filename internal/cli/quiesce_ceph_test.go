@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/result"
 )
 
@@ -220,6 +222,114 @@ func waitNoScrub(t *testing.T) {
 	for deadline := time.Now().Add(2 * time.Minute); strings.Contains(ceph(t, "pg", "stat"), "scrubbing"); time.Sleep(time.Second) {
 		if time.Now().After(deadline) {
 			t.Fatalf("PGs still scrubbing after 2 minutes: %s", ceph(t, "pg", "stat"))
+		}
+	}
+}
+
+// A deep scrub started by hand mid-run (`ceph osd pool deep-scrub`)
+// flags the run in its summary and result, with or without --quiesce:
+// Ceph runs a scrub an operator asks for whatever the noscrub flags say,
+// so --quiesce cannot keep it out, and a quiesced run says so rather
+// than claim to be at rest. Either way the flags end as they began.
+// Scrubs are slowed (a sleep between chunks of two objects) so that one
+// PG's scrub outlasts a sample; they busy the whole sandbox, which makes
+// the test disruptive.
+func TestDisruptiveHandStartedDeepScrubFlagsTheRun(t *testing.T) {
+	if os.Getenv("CEPHBENCH_DISRUPTIVE") != "1" {
+		t.Skip("CEPHBENCH_DISRUPTIVE is not 1: scripts/test.sh runs the disruptive tests after the others")
+	}
+	pool := cephPool(t)
+	slow := map[string]string{"osd_scrub_sleep": "0.1", "osd_scrub_chunk_max": "2", "osd_scrub_chunk_min": "1"}
+	slowScrubs := func(on bool) {
+		for k, v := range slow {
+			if on {
+				cephAnywhere(t, "config", "set", "osd", k, v)
+			} else {
+				cephAnywhere(t, "config", "rm", "osd", k)
+			}
+		}
+	}
+	t.Cleanup(func() { slowScrubs(false) })
+	waitClean(t)
+	// A few hundred objects: enough chunks for a PG's scrub to last a
+	// second or more.
+	tool(t, "rados", "bench", "-p", pool, "1", "write", "-b", "64K", "-t", "4", "--no-cleanup")
+	for _, quiesce := range []bool{false, true} {
+		waitNoScrub(t)
+		before := osdFlags(t)
+		results := t.TempDir()
+		args := []string{"rados", "bench", "-p", pool, "12", "write", "-b", "4K", "-t", "4",
+			"--cluster-interval", "250ms", "--results", results}
+		if quiesce {
+			args = append(args, "--quiesce")
+		}
+		slowScrubs(true)
+		var asked time.Time
+		started := at(context.Background(), 3*time.Second, func() {
+			asked = time.Now()
+			cephAnywhere(t, "osd", "pool", "deep-scrub", pool)
+		})
+		code, out, errOut := cephbench(t, context.Background(), args...)
+		<-started
+		// The pool's other PGs scrub after the run, at full speed, before
+		// the next one.
+		slowScrubs(false)
+		waitDeepScrubbed(t, pool, asked)
+		if code != 0 {
+			t.Fatalf("--quiesce %v: exit %d\n%s\n%s", quiesce, code, out, errOut)
+		}
+		scrubs := scrubEvents(out)
+		t.Logf("--quiesce %v: %s", quiesce, strings.Join(scrubs, "; "))
+		if !slices.ContainsFunc(scrubs, func(e string) bool { return strings.HasPrefix(e, "deep scrub ") }) {
+			t.Errorf("--quiesce %v: the summary names no deep scrub:\n%s", quiesce, out)
+		}
+		r, _ := onlyResult(t, results)
+		if !slices.ContainsFunc(r.Cluster.During.Events, func(e cluster.Event) bool {
+			return e.What == "deep scrub" && e.At >= 2 && e.PGs > 0
+		}) {
+			t.Errorf("--quiesce %v: the result's events have no deep scrub from 2 s on: %v", quiesce, r.Cluster.During.Events)
+		}
+		if r.Cluster.During.AtRest() {
+			t.Errorf("--quiesce %v: the result says the cluster was at rest", quiesce)
+		}
+		if after := osdFlags(t); after != before {
+			t.Errorf("--quiesce %v: flags after the run %q, before %q", quiesce, after, before)
+		}
+	}
+}
+
+// waitDeepScrubbed waits until every PG of pool has deep-scrubbed since
+// a time, for the PGs a pool's deep scrub queued go on after a run ends.
+func waitDeepScrubbed(t *testing.T, pool string, since time.Time) {
+	t.Helper()
+	if since.IsZero() {
+		return
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
+		var pgs struct {
+			Stats []struct {
+				ID    string `json:"pgid"`
+				Stamp string `json:"last_deep_scrub_stamp"`
+			} `json:"pg_stats"`
+		}
+		if err := json.Unmarshal([]byte(ceph(t, "pg", "ls-by-pool", pool, "-f", "json")), &pgs); err != nil {
+			t.Fatal(err)
+		}
+		var waiting []string
+		for _, pg := range pgs.Stats {
+			at, err := time.Parse("2006-01-02T15:04:05.999999-0700", pg.Stamp)
+			if err != nil {
+				t.Fatalf("PG %s's last_deep_scrub_stamp %q: %v", pg.ID, pg.Stamp, err)
+			}
+			if at.Before(since) {
+				waiting = append(waiting, pg.ID)
+			}
+		}
+		if len(waiting) == 0 && len(pgs.Stats) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PGs %v not deep-scrubbed 2 minutes after the pool's deep scrub was asked for", waiting)
 		}
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"
 )
@@ -45,20 +47,16 @@ func (p *parser) build(pj *pending) (Job, error) {
 	if mode.reads < 0 {
 		w.ReadPercent = int(o.rwmixread)
 	}
-	reads, writes := w.Reads(), w.Writes()
+	reads := w.Reads()
 
-	bs := o.bs[1]
-	if reads {
-		bs = o.bs[0]
+	if err := blockSizes(o, &w); err != nil {
+		return Job{}, fail("%s", err)
 	}
-	if reads && writes && o.bs[0] != o.bs[1] {
-		return Job{}, fail("%s: different read and write block sizes are not supported: cephbench uses one block size per job", at("bs"))
-	}
+	bs := int64(w.BlockSize)
 	if o.direct && bs%512 != 0 && o.kbBase == 1024 && strings.Contains(strings.ToLower(o.given["bs"].value), "ib") {
 		return Job{}, fail("%s: that is %d bytes with kb_base=1024 (fio then counts KiB, MiB... in powers of 1000), not a multiple of 512 as direct I/O needs; write 4k, or set kb_base=1000",
 			at("bs"), bs)
 	}
-	w.BlockSize = spec.Size(bs)
 
 	for _, name := range []string{"pool", "rbdname", "clientname", "clustername", "conf"} {
 		_, set := o.given[name]
@@ -196,16 +194,16 @@ func (p *parser) build(pj *pending) (Job, error) {
 			w.TotalOps = o.numberIOs * n
 		}
 	}
+	// Each clone does its own size and number_ios, as fio's do.
+	w.BoundsPerWorker = o.numjobs > 1 && (w.TotalBytes > 0 || w.TotalOps > 0 || wholeTarget)
 	w.Ramp = spec.Duration(o.ramp)
-	// fio bounds each clone by its own bytes: one ahead does not take
-	// another's, nor starts its next pass before the other ends its first.
-	w.BoundPerWorker = o.numjobs > 1 && !o.timeBased && o.ramp == 0 && w.Target.Scheme != "rados"
 
-	iops, err := rateIOPS(o, reads, writes, bs, at)
-	if err != nil {
+	if w.BlockSizes != "" && max(o.rate[0], o.rate[1]) > 0 {
+		return Job{}, fail("%s with block sizes that vary is not supported: fio caps bytes per direction, cephbench would pace ops of the largest size", at("rate"))
+	}
+	if err := setRates(&w, o, at); err != nil {
 		return Job{}, fail("%s", err)
 	}
-	w.RateIOPS = iops * float64(o.numjobs)
 
 	if o.verify != "" {
 		if !reads {
@@ -223,12 +221,6 @@ func (p *parser) build(pj *pending) (Job, error) {
 		return Job{}, fail("%v", err)
 	}
 
-	// fio prints block sizes as min-max, with 4 significant figures, in
-	// binary units unless kb_base=1000.
-	bsRange := func(b int64) string {
-		s := num2str(uint64(b), 4, o.kbBase == 1024, "B")
-		return s + "-" + s
-	}
 	// fio's own fix-ups: a batch of 0 or more than iodepth is iodepth, and
 	// the most to reap at once is at least the least.
 	batchSubmit := o.batchSubmit
@@ -236,21 +228,25 @@ func (p *parser) build(pj *pending) (Job, error) {
 		batchSubmit = o.iodepth
 	}
 	batchMax := max(o.batchMax, o.batchMin)
-	var dirs [3]string
-	for i, b := range o.bs {
-		dirs[i] = bsRange(b)
+	// fio prints block sizes as min-max, with 4 significant figures, in
+	// binary units unless kb_base=1000.
+	dirs := bsHeader(o)
+	header := dirs[1]
+	if reads {
+		header = dirs[0]
 	}
 	return Job{
 		Name: o.name, Description: o.description, Where: pj.where,
 		Stonewall: o.stonewall, NumJobs: int(o.numjobs), GroupReporting: o.groupReporting,
 		Workload: w, WholeTarget: wholeTarget,
-		RW: o.rw, BS: bsRange(bs), BSDirs: dirs,
+		RW: o.rw, BS: header, BSDirs: dirs,
 		IOEngine: o.ioengine, IODepth: int(o.iodepth), KBBase: int(o.kbBase), Options: pj.options,
 		StartDelay: o.startdelay, Loops: int(o.loops),
 		Unlink: o.unlink, VerifyAlg: o.verify,
 		PercentileList: slices.Clone(o.percentiles), LatPercentiles: o.latPct, ClatPercentiles: o.clatPct,
 		NoRandomMap: o.norandommap, RandRepeat: o.randrepeat, RandSeed: o.randseed, RandSeedSet: o.given["randseed"] != (setting{}),
 		IODepthBatchSubmit: int(batchSubmit), IODepthBatchCompleteMin: int(o.batchMin), IODepthBatchCompleteMax: int(batchMax),
+		Logs:        logsOf(o),
 		perJobFiles: perJobFiles, newGroup: o.newGroup,
 	}, nil
 }
@@ -301,7 +297,8 @@ func clonesBytes(o *opts, at func(string) string) (region, amount int64, err err
 // hold them; with filesize, the file is filesize bytes and the clone spans
 // what follows its offset (the caller's region). fio keeps a random map,
 // visiting every block once per pass, unless norandommap or a
-// distribution other than random.
+// distribution other than random; cephbench keeps one only for ops of
+// one size at whole-block offsets (see the README on sizes that vary).
 func where(w *spec.Workload, o *opts, random bool, at func(string) string) error {
 	w.Offset, w.OffsetIncrement = spec.Size(o.offset), spec.Size(o.offsetIncrement)
 	w.OffsetPercent = int(o.offsetPct)
@@ -313,7 +310,8 @@ func where(w *spec.Workload, o *opts, random bool, at func(string) string) error
 	}
 	w.Distribution = o.randomDistribution
 	dist, _ := spec.ParseDistribution(o.randomDistribution) // checked when set
-	w.RandomMap = random && !o.norandommap && dist.Kind == spec.DistRandom
+	oneSize := w.BlockSizes == "" && (w.BlockAlign == 0 || w.BlockAlign == w.BlockSize)
+	w.RandomMap = random && !o.norandommap && dist.Kind == spec.DistRandom && oneSize
 	if o.offset == 0 && o.offsetIncrement == 0 || o.offsetPct > 0 {
 		return nil
 	}
@@ -326,6 +324,26 @@ func where(w *spec.Workload, o *opts, random bool, at func(string) string) error
 		return fmt.Errorf("%s leaves no %d-byte block of the %d-byte files (%s)", at("offset"), w.BlockSize, o.filesize, at("filesize"))
 	}
 	return nil
+}
+
+// logsOf is the job's log files, nil for none: each log given takes the
+// job's name when given none, as fio names it.
+func logsOf(o *opts) *fiolog.Options {
+	logs := o.logs
+	for i, dst := range []*string{&logs.BW, &logs.Lat, &logs.IOPS, &logs.Hist} {
+		name := []string{"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log"}[i]
+		if _, ok := o.given[name]; !ok {
+			continue
+		}
+		*dst = o.logNames[i]
+		if *dst == "" {
+			*dst = o.name
+		}
+	}
+	if !logs.Any() {
+		return nil
+	}
+	return &logs
 }
 
 // cephQuery is the connection part of an rbd:// or rados:// target. As in
@@ -350,44 +368,38 @@ func cephQuery(o *opts) string {
 	return q.Encode()
 }
 
-// rateIOPS is one clone's rate cap in operations per second, or 0. fio
-// caps reads and writes separately (rate= in bytes, rate_iops= in
-// operations; rate wins where both are given). A mixed job under a cap
-// then runs each direction up to it, which is a 50/50 mix at twice the cap
-// when the target keeps up; cephbench paces the total with the mix fixed,
-// so only that case maps.
-func rateIOPS(o *opts, reads, writes bool, bs int64, at func(string) string) (float64, error) {
-	var caps [2]float64 // ops/s for reads, writes
-	for d := range caps {
+// setRates paces w's reads and writes each on its own schedule and sets
+// their floors, as fio's rate, rate_iops, rate_min and rate_iops_min do
+// per clone (w's rates are totals over its workers). A direction the job
+// does not issue is left alone, but refused as fio refuses it: a rate in
+// bytes and one in ops, or a floor above the rate.
+func setRates(w *spec.Workload, o *opts, at func(string) string) error {
+	clones := float64(o.numjobs)
+	for d, dir := range []*spec.DirRate{&w.ReadRate, &w.WriteRate} {
 		switch {
-		case o.rate[d] > 0:
-			caps[d] = float64(o.rate[d]) / float64(bs)
-		case o.rateIOPS[d] > 0:
-			caps[d] = float64(o.rateIOPS[d])
+		case o.rate[d] > 0 && o.rateIOPS[d] > 0:
+			return fmt.Errorf("%s and %s: fio takes one of them per direction", at("rate"), at("rate_iops"))
+		case o.rate[d] > 0 && o.rateMin[d] > o.rate[d]:
+			return fmt.Errorf("%s is above %s: a minimum rate cannot exceed the rate", at("rate_min"), at("rate"))
+		case o.rateIOPS[d] > 0 && o.rateIOPSMin[d] > o.rateIOPS[d]:
+			return fmt.Errorf("%s is above %s: a minimum rate cannot exceed the rate", at("rate_iops_min"), at("rate_iops"))
+		case d == 0 && !w.Reads() || d == 1 && !w.Writes():
+			continue
+		}
+		dir.Bytes = float64(o.rate[d]) * clones
+		dir.IOPS = float64(o.rateIOPS[d]) * clones
+		// fio checks the floor in bytes when it has one, else in ops.
+		if o.rateMin[d] > 0 {
+			dir.MinBytes = float64(o.rateMin[d]) * clones
+		} else {
+			dir.MinIOPS = float64(o.rateIOPSMin[d]) * clones
 		}
 	}
-	given := func() string {
-		var s []string
-		for _, name := range []string{"rate", "rate_iops"} {
-			if _, ok := o.given[name]; ok {
-				s = append(s, at(name))
-			}
-		}
-		return strings.Join(s, " ")
+	if w.ReadRate.HasMin() || w.WriteRate.HasMin() {
+		w.RateCycle = spec.Duration(o.rateCycle * int64(time.Millisecond))
 	}
-	switch {
-	case reads && !writes:
-		return caps[0], nil
-	case writes && !reads:
-		return caps[1], nil
-	case caps[0] == 0 && caps[1] == 0:
-		return 0, nil
-	case caps[0] != caps[1]:
-		return 0, fmt.Errorf("%s: different caps for reads and writes are not supported: cephbench paces all operations together", given())
-	case o.rwmixread != 50:
-		return 0, fmt.Errorf("%s with rwmixread=%d is not supported: fio caps reads and writes separately, which moves the mix towards 50/50; cephbench paces the total at the mix asked for", given(), o.rwmixread)
-	}
-	return 2 * caps[0], nil
+	w.RateProcess = o.rateProcess
+	return nil
 }
 
 // checkSharedDirs refuses two jobs of the same name that run at the same

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -135,6 +136,10 @@ type Job struct {
 	// submit and reap each I/O as a queue slot frees rather than in
 	// batches.
 	IODepthBatchSubmit, IODepthBatchCompleteMin, IODepthBatchCompleteMax int
+
+	// Logs are the fio log files the job writes, with their names
+	// resolved (the job's name where none was given); nil for none.
+	Logs *fiolog.Options
 
 	// perJobFiles: the target is a directory in which the file engine lays
 	// out JOBNAME.N.0 per worker, as fio names them. Two jobs of one name

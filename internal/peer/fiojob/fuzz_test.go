@@ -34,6 +34,8 @@ func FuzzParse(f *testing.F) {
 		[]byte("ioengine=libaio\ndirect=1\nbs=4k\n; a comment\n"), "64m")
 	f.Add("job.fio", []byte("[j]\nioengine=null\ninclude inc.fio\n"), []byte("size=1m\ninclude inc.fio\n"), "")
 	f.Add("--name=x --filename=${DEV} --bsrange=4k-64k --rwmixread=70 --rw=randrw --numjobs=4 --group_reporting", []byte(nil), []byte(nil), "/dev/vdb")
+	f.Add("--name=x --filename=f --size=1m --rw=randread:8 --rw_sequencer=identical --bssplit=4k/10:64k:32k/40,8k --ba=512 --bs_unaligned", []byte(nil), []byte(nil), "")
+	f.Add("--name=x --filename=f --size=1m --rw=write:-8k --bs=4k,64k", []byte(nil), []byte(nil), "")
 	f.Fuzz(func(t *testing.T, args string, job, inc []byte, env string) {
 		files := map[string][]byte{"job.fio": job, "inc.fio": inc}
 		readFile := func(path string) ([]byte, error) {

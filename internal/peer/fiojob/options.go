@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -23,6 +24,13 @@ type opts struct {
 	rw                string // read, write, randread, randwrite, rw or randrw
 	bs                [3]int64
 	kbBase            int64
+	// bsDist is reads' and writes' op sizes from bssplit or bsrange, in
+	// spec.BlockSizes' syntax (bytes); empty: bs's.
+	bsDist      [2]string
+	bsUnaligned bool
+	blockalign  [3]int64 // 0: each direction's smallest size
+	rwPostfix   string   // N of rw=MODE:N
+	rwIdentical bool     // rw_sequencer=identical
 
 	ioengine                        string
 	iodepth                         int64
@@ -38,6 +46,11 @@ type opts struct {
 
 	rwmixread      int64
 	rate, rateIOPS [3]int64
+	// The floors per direction, rate_cycle in milliseconds, and
+	// rate_process.
+	rateMin, rateIOPSMin [3]int64
+	rateCycle            int64
+	rateProcess          string
 
 	direct, groupReporting, stonewall, newGroup bool
 	norandommap, randrepeat                     bool
@@ -56,6 +69,12 @@ type opts struct {
 	pool, rbdname       string
 	clientname, cluster string
 	conf                string
+
+	// fio's log files: the names given to write_bw_log, write_lat_log,
+	// write_iops_log and write_hist_log ("" for the job's name; whether
+	// each is on is whether it was given) and how they are written.
+	logs     fiolog.Options
+	logNames [4]string
 }
 
 // setting is where an option got its value, for error messages.
@@ -76,9 +95,11 @@ func defaultOpts() opts {
 		nrfiles:     1,
 		loops:       1,
 		rwmixread:   50,
+		rateCycle:   1000,
 		randrepeat:  true,
 		clatPct:     true,
 		percentiles: defaultPercentiles,
+		logs:        fiolog.Options{PerJob: true},
 	}
 }
 
@@ -120,6 +141,7 @@ var table = []option{
 	{name: "description", set: func(o *opts, v string) error { o.description = v; return nil }},
 	{name: "rw", alias: "readwrite", set: setRW},
 	{name: "bs", alias: "blocksize", set: func(o *opts, v string) error {
+		o.bsDist = [2]string{} // the last of bs, bsrange and bssplit wins
 		return setDirs(&o.bs, v, func(s string) (int64, error) {
 			n, err := parseSize(s, o.kbBase)
 			if err == nil && n == 0 {
@@ -128,6 +150,13 @@ var table = []option{
 			return n, err
 		})
 	}},
+	{name: "bssplit", set: setBSSplit},
+	{name: "bsrange", alias: "blocksize_range", set: setBSRange},
+	{name: "bs_unaligned", alias: "blocksize_unaligned", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.bsUnaligned })},
+	{name: "ba", alias: "blockalign", set: func(o *opts, v string) error {
+		return setDirs(&o.blockalign, v, func(s string) (int64, error) { return blockSize(s, o.kbBase) })
+	}},
+	{name: "rw_sequencer", set: setRWSequencer},
 	{name: "kb_base", set: func(o *opts, v string) error {
 		switch strings.TrimSpace(v) {
 		case "1024":
@@ -234,6 +263,27 @@ var table = []option{
 	{name: "rate_iops", set: func(o *opts, v string) error {
 		return setDirs(&o.rateIOPS, v, func(s string) (int64, error) { return parseCount(s, o.kbBase) })
 	}},
+	{name: "rate_min", alias: "ratemin", set: func(o *opts, v string) error {
+		return setDirs(&o.rateMin, v, func(s string) (int64, error) { return parseSize(s, o.kbBase) })
+	}},
+	{name: "rate_iops_min", set: func(o *opts, v string) error {
+		return setDirs(&o.rateIOPSMin, v, func(s string) (int64, error) { return parseCount(s, o.kbBase) })
+	}},
+	{name: "rate_cycle", alias: "ratecycle", set: countSetter(func(o *opts) *int64 { return &o.rateCycle }, 1)},
+	{name: "rate_process", set: func(o *opts, v string) error {
+		switch p := strings.TrimSpace(v); p {
+		case "linear", "poisson":
+			o.rateProcess = p
+			return nil
+		}
+		return errors.New("want linear or poisson")
+	}},
+	// cephbench has no thinktime to leave out of the rate, so the
+	// schedule is the same either way.
+	{name: "rate_ignore_thinktime", arg: boolean, set: func(o *opts, v string) error {
+		_, err := parseBool(v, v == "")
+		return err
+	}},
 	{name: "direct", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.direct })},
 	{name: "buffered", arg: boolean, set: func(o *opts, v string) error {
 		b, err := parseBool(v, v == "")
@@ -276,6 +326,17 @@ var table = []option{
 	{name: "thread", arg: flag, set: func(_ *opts, v string) error { _, err := parseBool(v, v == ""); return err }},
 	{name: "verify", set: setVerify},
 	{name: "percentile_list", set: setPercentiles},
+	{name: "write_bw_log", arg: flag, set: logName(0)},
+	{name: "write_lat_log", arg: flag, set: logName(1)},
+	{name: "write_iops_log", arg: flag, set: logName(2)},
+	{name: "write_hist_log", arg: flag, set: logName(3)},
+	{name: "log_avg_msec", set: intSetter(func(o *opts) *int { return &o.logs.AvgMsec }, 0)},
+	{name: "log_hist_msec", set: intSetter(func(o *opts) *int { return &o.logs.HistMsec }, 0)},
+	{name: "log_hist_coarseness", set: intSetter(func(o *opts) *int { return &o.logs.HistCoarseness }, 6)},
+	{name: "log_max_value", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.logs.MaxValue })},
+	{name: "per_job_logs", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.logs.PerJob })},
+	{name: "log_offset", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.logs.Offset })},
+	{name: "log_prio", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.logs.Prio })},
 	{name: "pool", set: stringSetter(func(o *opts) *string { return &o.pool })},
 	{name: "rbdname", set: stringSetter(func(o *opts) *string { return &o.rbdname })},
 	{name: "clientname", set: stringSetter(func(o *opts) *string { return &o.clientname })},
@@ -408,10 +469,8 @@ func setRW(o *opts, v string) error {
 		return errors.New("trims are not supported: cephbench's engines read and write")
 	case !ok:
 		return errors.New("want read, write, randread, randwrite, rw (readwrite) or randrw")
-	case postfix != "":
-		return errors.New("the :N offset modifier is not supported")
 	}
-	o.rw = m.canonical
+	o.rw, o.rwPostfix = m.canonical, postfix
 	return nil
 }
 
@@ -568,6 +627,36 @@ func boolSetter(field func(*opts) *bool) func(*opts, string) error {
 			return err
 		}
 		*field(o) = b
+		return nil
+	}
+}
+
+// logName sets the name of log i (bw, lat, iops, hist) as given: bare,
+// the log takes the job's name, as in fio.
+func logName(i int) func(*opts, string) error {
+	return func(o *opts, v string) error {
+		o.logNames[i] = strings.TrimSpace(v)
+		return nil
+	}
+}
+
+// intSetter sets a count of at most most (0: no limit), such as
+// milliseconds.
+func intSetter(field func(*opts) *int, most int64) func(*opts, string) error {
+	return func(o *opts, v string) error {
+		if err := single(v); err != nil {
+			return err
+		}
+		n, err := parseCount(v, o.kbBase)
+		switch {
+		case err != nil:
+			return err
+		case n < 0 || n > 1<<31-1:
+			return errors.New("out of range")
+		case most > 0 && n > most:
+			return fmt.Errorf("must be at most %d", most)
+		}
+		*field(o) = int(n)
 		return nil
 	}
 }

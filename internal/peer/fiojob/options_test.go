@@ -138,22 +138,41 @@ func TestWholeTarget(t *testing.T) {
 	}
 }
 
+// fio paces and checks each direction of each clone on its own; a
+// workload's rates are totals over its workers, per direction.
 func TestRates(t *testing.T) {
+	type rates struct{ read, write spec.DirRate }
 	for _, c := range []struct {
 		args []string
-		want float64
+		want rates
 	}{
-		{[]string{"--rw=read", "--bs=4k", "--rate=1m"}, 256},
-		{[]string{"--rw=read", "--bs=4k", "--rate=1m", "--numjobs=4"}, 1024},
-		{[]string{"--rw=write", "--bs=4k", "--rate_iops=500", "--numjobs=2"}, 1000},
-		{[]string{"--rw=write", "--bs=4k", "--rate=,1m"}, 256},
-		{[]string{"--rw=read", "--bs=4k", "--rate=,1m"}, 0}, // caps writes only
-		{[]string{"--rw=randrw", "--bs=4k", "--rate_iops=100"}, 200},
-		{[]string{"--rw=randrw", "--bs=4k", "--rate=1m", "--rate_iops=1"}, 512}, // rate wins
+		{[]string{"--rw=read", "--bs=4k", "--rate=1m"}, rates{read: spec.DirRate{Bytes: 1 << 20}}},
+		{[]string{"--rw=read", "--bs=4k", "--rate=1m", "--numjobs=4"}, rates{read: spec.DirRate{Bytes: 4 << 20}}},
+		{[]string{"--rw=write", "--bs=4k", "--rate_iops=500", "--numjobs=2"}, rates{write: spec.DirRate{IOPS: 1000}}},
+		{[]string{"--rw=write", "--bs=4k", "--rate=,1m"}, rates{write: spec.DirRate{Bytes: 1 << 20}}},
+		{[]string{"--rw=read", "--bs=4k", "--rate=,1m"}, rates{}}, // caps writes only
+		{[]string{"--rw=randrw", "--bs=4k", "--rate_iops=100"}, rates{spec.DirRate{IOPS: 100}, spec.DirRate{IOPS: 100}}},
+		{[]string{"--rw=randrw", "--rate_iops=200,50", "--rwmixread=70"}, rates{spec.DirRate{IOPS: 200}, spec.DirRate{IOPS: 50}}},
+		{[]string{"--rw=randrw", "--rate_iops=200,"}, rates{read: spec.DirRate{IOPS: 200}}},
+		{[]string{"--rw=randrw", "--rate=,2m"}, rates{write: spec.DirRate{Bytes: 2 << 20}}},
+		{[]string{"--rw=randrw", "--bs=4k", "--rate=1m,", "--rate_iops=,10"}, rates{spec.DirRate{Bytes: 1 << 20}, spec.DirRate{IOPS: 10}}},
+		{[]string{"--rw=randrw", "--rate_iops_min=10,20", "--numjobs=2"}, rates{spec.DirRate{MinIOPS: 20}, spec.DirRate{MinIOPS: 40}}},
+		{[]string{"--rw=read", "--ratemin=1m", "--rate=2m"}, rates{read: spec.DirRate{Bytes: 2 << 20, MinBytes: 1 << 20}}},
 	} {
-		if got := devJob(t, c.args...).Workload.RateIOPS; got != c.want {
-			t.Errorf("%q: %g ops/s, want %g", c.args, got, c.want)
+		w := devJob(t, c.args...).Workload
+		if got := (rates{w.ReadRate, w.WriteRate}); got != c.want {
+			t.Errorf("%q: %+v, want %+v", c.args, got, c.want)
 		}
+		if w.RateIOPS != 0 || w.RateBytes != 0 {
+			t.Errorf("%q: a total rate as well", c.args)
+		}
+	}
+	w := devJob(t, "--rw=randread", "--rate_iops_min=5", "--ratecycle=250", "--rate_process=poisson", "--rate_ignore_thinktime=1").Workload
+	if w.RateCycle != spec.Duration(250*time.Millisecond) || w.RateProcess != "poisson" {
+		t.Errorf("rate cycle %s, process %q", w.RateCycle, w.RateProcess)
+	}
+	if w := devJob(t, "--rw=randread", "--rate_iops=5").Workload; w.RateCycle != 0 || w.RateProcess != "" {
+		t.Errorf("without floors or process: rate cycle %s, process %q", w.RateCycle, w.RateProcess)
 	}
 }
 

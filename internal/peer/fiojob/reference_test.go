@@ -44,7 +44,7 @@ func header(j Job) string {
 }
 
 // Report 000: the same 20-clone job on CephFS, a mapped RBD and a local
-// disk: files of 10M in the working directory, 200M of I/O in all.
+// disk: files of 10M in the working directory, 10M of I/O per clone.
 func TestReport000(t *testing.T) {
 	plan, err := Parse(fioArgs(t, readTestdata(t, "000-cmdline.txt")), noEnv, os.ReadFile)
 	if err != nil {
@@ -57,7 +57,7 @@ func TestReport000(t *testing.T) {
 	want := spec.Workload{
 		Name: "test-rw", Target: spec.Target{Scheme: "file", Location: "."}, FilePrefix: "test-rw",
 		Pattern: spec.Sequential, ReadPercent: 50, BlockSize: 1 << 20, FileSize: 10 << 20,
-		Workers: 20, QueueDepth: 1, TotalBytes: 200 << 20, BoundPerWorker: true, IOEngine: "psync",
+		Workers: 20, QueueDepth: 1, TotalBytes: 200 << 20, BoundsPerWorker: true, IOEngine: "psync",
 	}
 	if j.Workload != want {
 		t.Errorf("workload\n got %+v\nwant %+v", j.Workload, want)

@@ -33,10 +33,12 @@
 //     which runs a job's clones as goroutines rather than processes: usr
 //     and sys are divided by the job's clones as fio divides them by its
 //     processes' summed run time, ctx and faults are the process's totals.
-//   - A job of numjobs=N clones is one cephbench run with N workers, so
-//     cephbench has only the clones' aggregate: it is printed as one
-//     section with jobs=N whether or not group_reporting is set, where
-//     fio without group_reporting prints one section per clone.
+//   - A job of numjobs=N clones is one cephbench run with N workers.
+//     Without group_reporting each clone is a section of its own, as in
+//     fio, when the caller kept each clone's ops, bytes and latencies
+//     (Job.Clones); the clones share the job's run time, CPU (split
+//     evenly) and IO depth counts. Without them the job is one section
+//     with jobs=N.
 //   - Short and dropped ios are zero: cephbench's engines fail a short
 //     transfer, which then counts as an error, not as an io. The latency
 //     line (target, window, percentile) is fio's without a latency target,
@@ -48,6 +50,7 @@ import (
 
 	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/result"
+	"github.com/cephbench/cephbench/spec"
 )
 
 // Report is what fio reports at the end of a run: the groups of jobs and
@@ -90,9 +93,10 @@ type Job struct {
 	NumJobs int
 	// RW is the job's rw as fio names it ("randrw"), IOEngine its
 	// ioengine ("libaio"), BlockSize its block size in bytes for reads
-	// and writes alike.
+	// and writes alike, unless BlockSizes gives them per direction.
 	RW, IOEngine string
 	BlockSize    int64
+	BlockSizes   spec.BlockSizes
 	IODepth      int
 	// PercentileList is the job's percentile_list; nil means fio's
 	// default list. fio keeps at most 20.
@@ -107,6 +111,25 @@ type Job struct {
 	// Options are the options set in the job's section, for JSON's "job
 	// options"; its name is always there first.
 	Options []Option
+	// Clones are each clone's own result, in clone order, when the run
+	// kept them; nil otherwise. Without group reporting each is printed
+	// as a job of its own, as fio prints its clones.
+	Clones []*result.Result
+}
+
+// parts are the jobs fio prints for j: each clone on its own when j has
+// their results and the group does not report as one, else j.
+func (j *Job) parts(groupReporting bool) []*Job {
+	if groupReporting || len(j.Clones) < 2 || j.Result == nil {
+		return []*Job{j}
+	}
+	parts := make([]*Job, len(j.Clones))
+	for i, r := range j.Clones {
+		clone := *j
+		clone.Result, clone.NumJobs, clone.Clones = r, 1, nil
+		parts[i] = &clone
+	}
+	return parts
 }
 
 // Option is one option as the job file sets it.

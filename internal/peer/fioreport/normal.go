@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/internal/io/diskstats"
+	"github.com/cephbench/cephbench/spec"
 )
 
 // WriteHeader writes what fio prints before it starts its jobs: a line per
@@ -17,9 +18,9 @@ func (r *Report) WriteHeader(w io.Writer) error {
 	total := 0
 	for _, g := range r.Groups {
 		for _, j := range g.Jobs {
-			bs := num2str(uint64(j.BlockSize), 4, true, unitByte)
+			bs := j.sizeBounds()
 			p.printf("%s: (g=%d): rw=%s, bs=(R) %s-%s, (W) %s-%s, (T) %s-%s, ioengine=%s, iodepth=%d\n",
-				j.Name, g.ID, j.RW, bs, bs, bs, bs, bs, bs, j.IOEngine, j.IODepth)
+				j.Name, g.ID, j.RW, bs[0], bs[1], bs[2], bs[3], bs[2], bs[3], j.IOEngine, j.IODepth)
 			if j.NumJobs > 1 {
 				p.printf("...\n")
 			}
@@ -33,6 +34,21 @@ func (r *Report) WriteHeader(w io.Writer) error {
 	}
 	p.printf("Starting %d thread%s\n", total, plural)
 	return p.err
+}
+
+// sizeBounds is the smallest and largest read size, then write size, as
+// fio's header prints them; trims take the writes'.
+func (j *Job) sizeBounds() [4]string {
+	r := spec.SizeDist{Min: spec.Size(j.BlockSize), Max: spec.Size(j.BlockSize)}
+	w := r
+	if j.BlockSizes != "" {
+		r, w, _ = j.BlockSizes.Directions()
+	}
+	var s [4]string
+	for i, n := range []spec.Size{r.Min, r.Max, w.Min, w.Max} {
+		s[i] = num2str(uint64(n), 4, true, unitByte)
+	}
+	return s
 }
 
 // WriteNormal writes fio's normal report: a section per job (per group

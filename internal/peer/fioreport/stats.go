@@ -436,18 +436,27 @@ func (r *Report) sections() ([]*section, map[int]*groupStats, error) {
 		g := &r.Groups[gi]
 		var secs []*section
 		for ji := range g.Jobs {
-			s, err := newSection(&g.Jobs[ji], g.ID)
-			if err != nil {
-				return nil, nil, err
+			for _, part := range g.Jobs[ji].parts(g.GroupReporting) {
+				s, err := newSection(part, g.ID)
+				if err != nil {
+					return nil, nil, err
+				}
+				if g.GroupReporting && len(secs) > 0 {
+					secs[0].add(s)
+					continue
+				}
+				secs = append(secs, s)
 			}
-			if g.GroupReporting && len(secs) > 0 {
-				secs[0].add(s)
-				continue
-			}
-			secs = append(secs, s)
 		}
 		all = append(all, secs...)
 		groups[g.ID] = groupStatsOf(g.ID, secs)
 	}
 	return all, groups, nil
 }
+
+// PlatBins is how many latency bins fio 3.33 keeps (its histogram log's
+// columns, JSON+'s bins).
+const PlatBins = platNr
+
+// PlatIndex is fio's latency bin of v nanoseconds, from 0 to PlatBins-1.
+func PlatIndex(v int64) int { return platIndex(v) }
