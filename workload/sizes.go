@@ -158,5 +158,7 @@ func (g *Generator) nextBlock(op *engine.Op, kind engine.OpKind) {
 	op.File, op.Offset, op.Buf = r.file, r.start+off, op.Buf[:n]
 	r.last[kind] = off
 	r.cursor[kind] = off + max(n, s.stride)
-	r.done += max(n, s.stride)
+	// A hole is part of the pass: a file is done when its ops reach its
+	// end, as in fio.
+	r.done += max(n, s.stride) + max(g.w.SeqSkip, 0)
 }
