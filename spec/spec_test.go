@@ -192,6 +192,22 @@ func TestParseDistribution(t *testing.T) {
 	if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "random map") {
 		t.Errorf("a random map with zipf: error %v, want one about the random map", err)
 	}
+	// A random map is of whole blocks of one size.
+	w.Distribution, w.BlockSize = "", 16384
+	for _, set := range []func(*Workload){
+		func(w *Workload) { w.BlockSizes = "4k/50:16k/50" },
+		func(w *Workload) { w.BlockAlign = 4096 },
+	} {
+		v := w
+		set(&v)
+		if err := v.Validate(); err == nil || !strings.Contains(err.Error(), "random map") {
+			t.Errorf("a random map with block sizes %q, alignment %s: error %v, want one about the random map", v.BlockSizes, v.BlockAlign, err)
+		}
+	}
+	w.BlockAlign = w.BlockSize
+	if err := w.Validate(); err != nil {
+		t.Errorf("a random map aligned to its block size: %v", err)
+	}
 }
 
 // --rate N paces everything; R,W each direction, an empty side unpaced;

@@ -116,3 +116,54 @@ func TestDistributionsFollowTheSeed(t *testing.T) {
 		}
 	}
 }
+
+// Ops of sizes that vary stay inside each worker's region, which is not
+// rounded to the largest size: a split of 4k and 16k over regions of
+// 40k, 48k apart, random with zipf and sequential with a hole after each
+// op. Near a region's end only 4k ops fit, so they are more than half.
+func TestSizesThatVaryStayInTheirRegions(t *testing.T) {
+	geo := engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 200 << 10}
+	for _, p := range []spec.Pattern{spec.Random, spec.Sequential} {
+		w := blockWorkload(p, 50, 3)
+		w.BlockSize, w.BlockSizes, w.FileSize = 16<<10, "4k/50:16k/50", 40<<10
+		w.Offset, w.OffsetIncrement = 8<<10, 48<<10
+		if p == spec.Random {
+			w.Distribution, w.NewOffsetEvery = "zipf:1.2", 3
+		} else {
+			w.SeqSkip = 4 << 10
+		}
+		for worker := range 3 {
+			g := New(w, geo, worker, &Shared{}, 1)
+			op := &engine.Op{Buf: make([]byte, w.BlockSize)}
+			sizes := map[int]int{}
+			start := int64(8<<10 + worker*48<<10)
+			for range 2000 {
+				g.Next(op)
+				sizes[len(op.Buf)]++
+				if op.Offset < start || op.Offset+int64(len(op.Buf)) > start+40<<10 || op.Offset%(4<<10) != 0 {
+					t.Fatalf("%s, worker %d: op of %d bytes at %d, outside its region [%d, %d) or off 4k", p, worker, len(op.Buf), op.Offset, start, start+40<<10)
+				}
+			}
+			if sizes[4<<10] < 900 || sizes[16<<10] < 400 {
+				t.Errorf("%s, worker %d: sizes %v, want 4k at least 45%% and 16k at least 20%% of the time", p, worker, sizes)
+			}
+		}
+	}
+}
+
+// A new random offset every 4 ops draws from the distribution; the ops
+// between follow it.
+func TestNewOffsetEveryFollowsTheDistribution(t *testing.T) {
+	w := blockWorkload(spec.Random, 100, 1)
+	w.Distribution, w.NewOffsetEvery = "zoned:100/10", 4
+	geo := engine.Geometry{Layout: engine.Blocks, Files: 1, Size: 1000 * 4096}
+	offs := offsetsOf(w, geo, 0, 400, 1)
+	for i, off := range offs {
+		if i%4 == 3 && off >= 100*4096 {
+			t.Fatalf("op %d: a new offset at block %d, outside the zone of the first 100 blocks", i, off/4096)
+		}
+		if i%4 != 3 && i > 3 && off != offs[i-1]+4096 && off != 0 {
+			t.Fatalf("op %d at block %d does not follow op %d at block %d", i, off/4096, i-1, offs[i-1]/4096)
+		}
+	}
+}
