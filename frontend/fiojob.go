@@ -46,6 +46,14 @@ func FioJob(plan *fiojob.Plan, dir, results, at string) Job {
 			// offsets.
 			st.Seed = 1
 		}
+		if j.RandSeedSet {
+			// A step's zero seed means a fresh one; randseed=0 is fio's
+			// fixed seed 0, so it is moved to a fixed seed of its own.
+			st.Seed = j.RandSeed
+			if st.Seed == 0 {
+				st.Seed = 1 << 63
+			}
+		}
 		steps[i] = st
 	}
 	return Job{Command: "fio", Steps: steps, Fio: opts, Notes: plan.Notes}

@@ -269,8 +269,8 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		return nil, err
 	}
 	geo := sess.Geometry()
-	if w.BlockSizes != "" && geo.Layout != engine.Blocks {
-		return nil, engine.Usagef("block sizes per direction work on files and block devices: %s:// targets hold objects", w.Target.Scheme)
+	if err := workload.CheckRegions(w, geo); err != nil {
+		return nil, engine.Usagef("%v", err)
 	}
 	mixed := w.Mix != ""
 	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && (w.Reads() || mixed), fills: w.Writes() || mixed, syncKind: -1, opts: opts}
@@ -484,15 +484,11 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 		}
 		mix = workload.NewMix(shares, w, objs)
 	}
+	shareBytes, shareOps := workload.Shares(w, geo)
 	for i := 0; i < w.Workers; i++ {
 		wk := &worker{id: i, rec: col.NewRecorder()}
-		wk.opsLeft.Store(share(w.TotalOps, w.Workers, i))
-		// Whole blocks, so that the shares add up to the total in ops.
-		bs := max(int64(w.BlockSize), 1)
-		wk.bytesLeft.Store(share(int64(w.TotalBytes)/bs, w.Workers, i) * bs)
-		if i == 0 {
-			wk.bytesLeft.Add(int64(w.TotalBytes) % bs)
-		}
+		wk.opsLeft.Store(shareOps[i])
+		wk.bytesLeft.Store(shareBytes[i])
 		if mix != nil {
 			wk.gen = mix.Worker(i, opts.Seed)
 		} else {
@@ -503,19 +499,8 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 	return nil
 }
 
-// share is worker i's part of total split among workers, the first ones
-// taking the remainder.
-func share(total int64, workers, i int) int64 {
-	n := int64(workers)
-	s := total / n
-	if int64(i) < total%n {
-		s++
-	}
-	return s
-}
-
-// allDone says whether every worker has no share left: left is below
-// zero once a worker was refused an op.
+// allDone says whether every worker has no share left: left is 0 or
+// below once the worker's ops reached it.
 func allDone(workers []*worker, left func(*worker) int64) bool {
 	for _, wk := range workers {
 		if left(wk) > 0 {
@@ -821,18 +806,19 @@ func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Du
 	}
 	n := int64(len(op.Buf))
 	measured = start >= r.rampEnd
-	if measured && r.w.BoundsPerWorker {
-		// The worker's own share: when it is done the others go on.
-		if r.w.TotalOps > 0 && wk.opsLeft.Add(-1) < 0 || r.w.TotalBytes > 0 && wk.bytesLeft.Add(-n) < 0 {
-			return 0, false, false
-		}
-	} else if measured && r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps {
-		r.stop(StopOps)
-		return 0, false, false
-	}
 	// As in fio, an op starts while the bytes before it fall short of the
 	// bound, so with sizes that vary the last one may pass it.
-	if measured && r.w.TotalBytes > 0 && r.measuredBytes.Add(n)-n >= int64(r.w.TotalBytes) {
+	switch {
+	case !measured:
+	case r.w.BoundsPerWorker:
+		// The worker's own share: when it is done the others go on.
+		if r.w.TotalOps > 0 && wk.opsLeft.Add(-1) < 0 || r.w.TotalBytes > 0 && wk.bytesLeft.Add(-n)+n <= 0 {
+			return 0, false, false
+		}
+	case r.w.TotalOps > 0 && r.measuredOps.Add(1) > r.w.TotalOps:
+		r.stop(StopOps)
+		return 0, false, false
+	case r.w.TotalBytes > 0 && r.measuredBytes.Add(n)-n >= int64(r.w.TotalBytes):
 		r.stop(StopBytes)
 		return 0, false, false
 	}

@@ -710,3 +710,33 @@ func TestBoundsPerWorkerGiveEachWorkerItsShare(t *testing.T) {
 		}
 	}
 }
+
+// Bounded per worker, each worker's share of the bytes is in proportion
+// to its region (1 MiB and 256 KiB here, from offset_increment), ops of
+// varied sizes start while the worker's bytes fall short of its share, and
+// only measured ops count, so a ramp may come first.
+func TestBoundsPerWorkerShareByRegionAfterARamp(t *testing.T) {
+	w := workloadOf(func(w *spec.Workload) {
+		w.BoundsPerWorker, w.TotalBytes, w.Ramp = true, 1000*4096, spec.Duration(20*time.Millisecond)
+		w.OffsetIncrement = 768 << 10
+		w.BlockSize, w.BlockSizes = 16384, "4k/50:16k/50"
+	})
+	var mu sync.Mutex
+	bytes := map[int]int64{}
+	o, err := Run(context.Background(), &fakeSession{}, w, Options{Seed: 1, Completed: func(c Completion) {
+		mu.Lock()
+		bytes[c.Worker] += int64(len(c.Op.Buf))
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for worker, share := range []int64{800 * 4096, 200 * 4096} {
+		if got := bytes[worker]; got < share || got >= share+16384 {
+			t.Errorf("worker %d did %d bytes, want its share %d and less than one more op", worker, got, share)
+		}
+	}
+	if o.StopReason != StopBytes {
+		t.Errorf("stop %q, want %q", o.StopReason, StopBytes)
+	}
+}

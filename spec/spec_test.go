@@ -165,6 +165,51 @@ func TestBoundToPassesIsWholeBlocksPerPass(t *testing.T) {
 	}
 }
 
+func TestParseDistribution(t *testing.T) {
+	for _, s := range []string{"random", "zipf:1.2", "zipf:0.8:0.5", "pareto:0.3", "normal:5", "zoned:60/10:30/20:10/70", "zoned_abs:80/1048576:20/33554432"} {
+		d, err := ParseDistribution(s)
+		if err != nil {
+			t.Errorf("%s: %v", s, err)
+			continue
+		}
+		if d.String() != s {
+			t.Errorf("%s reads back as %s", s, d)
+		}
+	}
+	if d, _ := ParseDistribution("zipf"); d.Param != 1.1 {
+		t.Errorf("zipf without θ: %g, want fio's 1.1", d.Param)
+	}
+	for s, want := range map[string]string{
+		"zipf:1": "θ", "pareto:1.5": "0 < h < 1", "normal:100": "σ", "zipf:1.2:2": "center",
+		"zoned:50/10": "add up to 50", "zoned:60/60:40/60": "over 100", "zoned:a/b": "zone", "gauss": "want random",
+	} {
+		if _, err := ParseDistribution(s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one saying %q", s, err, want)
+		}
+	}
+	w := Workload{Target: Target{Scheme: "file", Location: "x"}, Pattern: Random, BlockSize: 4096, Workers: 1, QueueDepth: 1, TotalOps: 1,
+		Distribution: "zipf:1.2", RandomMap: true}
+	if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "random map") {
+		t.Errorf("a random map with zipf: error %v, want one about the random map", err)
+	}
+	// A random map is of whole blocks of one size.
+	w.Distribution, w.BlockSize = "", 16384
+	for _, set := range []func(*Workload){
+		func(w *Workload) { w.BlockSizes = "4k/50:16k/50" },
+		func(w *Workload) { w.BlockAlign = 4096 },
+	} {
+		v := w
+		set(&v)
+		if err := v.Validate(); err == nil || !strings.Contains(err.Error(), "random map") {
+			t.Errorf("a random map with block sizes %q, alignment %s: error %v, want one about the random map", v.BlockSizes, v.BlockAlign, err)
+		}
+	}
+	w.BlockAlign = w.BlockSize
+	if err := w.Validate(); err != nil {
+		t.Errorf("a random map aligned to its block size: %v", err)
+	}
+}
+
 // --rate N paces everything; R,W each direction, an empty side unpaced;
 // --rate-min N sets both floors. The value prints back as it was given.
 func TestRateFlags(t *testing.T) {

@@ -129,6 +129,39 @@ type Workload struct {
 	// FileSize is the region a block or file workload addresses, per file.
 	// Zero means the size of an existing file or device.
 	FileSize Size `json:"file_size,omitempty"`
+	// FilesPerWorker, when over 1, gives each worker that many files of
+	// its own in a directory target (fio's nrfiles), FileService saying
+	// how it moves between them (see ParseFileService). MinFileSize, when
+	// set, makes each file's size its own, drawn uniform in [MinFileSize,
+	// FileSize] and rounded down to whole blocks (fio's filesize=LOW-HIGH;
+	// see workload.FileSize); the region then runs from the worker's
+	// offset to its file's end.
+	FilesPerWorker int    `json:"files_per_worker,omitempty"`
+	FileService    string `json:"file_service,omitempty"`
+	MinFileSize    Size   `json:"min_file_size,omitempty"`
+	// Offset is where the region of each worker starts in its file, and
+	// OffsetIncrement moves worker N's on by N times it (fio's offset and
+	// offset_increment): worker N addresses FileSize bytes (or the rest
+	// of its file) from Offset+N*OffsetIncrement, and new files are laid
+	// out to hold every worker's region.
+	Offset          Size `json:"offset,omitempty"`
+	OffsetIncrement Size `json:"offset_increment,omitempty"`
+	// OffsetPercent, when set, starts the regions at this percentage of
+	// their file's size instead of at Offset, rounded down to a block;
+	// SizePercent makes each region this percentage of its file's size
+	// (fio's offset=N% and size=N%). They are for files that exist, or
+	// devices: FileSize, if any, is then the files' size, not a region's.
+	OffsetPercent int `json:"offset_percent,omitempty"`
+	SizePercent   int `json:"size_percent,omitempty"`
+	// Distribution is how random offsets spread over a worker's region,
+	// in fio's random_distribution syntax (see ParseDistribution); empty
+	// is uniform.
+	Distribution string `json:"distribution,omitempty"`
+	// RandomMap makes random offsets visit every block of a worker's
+	// region once per pass, in an order drawn from the run's seed, as fio
+	// does unless norandommap; unset, each offset is drawn independently,
+	// so some blocks are hit twice and others not at all in a pass.
+	RandomMap bool `json:"random_map,omitempty"`
 
 	// Workers run in parallel, each keeping QueueDepth operations in flight.
 	Workers    int `json:"workers"`
@@ -140,10 +173,13 @@ type Workload struct {
 	Duration   Duration `json:"duration,omitempty"`
 	TotalBytes Size     `json:"total_bytes,omitempty"`
 	TotalOps   int64    `json:"total_ops,omitempty"`
-	// BoundsPerWorker splits TotalBytes and TotalOps evenly among the
-	// workers (the first ones take the remainder), each stopping at its
-	// own share, as each of fio's clones does its own size; the run
-	// ends once every worker has done its share.
+	// BoundsPerWorker splits TotalBytes and TotalOps among the workers,
+	// in proportion to their regions on a block target and evenly
+	// otherwise, each stopping at its own share, as each of fio's clones
+	// does its own size: a worker that runs ahead does not take a slower
+	// one's share (nor start its next pass over its region before the
+	// other ends its first). The run ends once every worker has done its
+	// share. Only measured ops count, as for the run's bounds.
 	BoundsPerWorker bool `json:"bounds_per_worker,omitempty"`
 	// Ramp is run before the measured period and excluded from every figure.
 	Ramp Duration `json:"ramp,omitempty"`
@@ -203,6 +239,11 @@ type Workload struct {
 	// cephbench.N.dat. Only engines that declare file prefixes take it,
 	// which engine.Open checks.
 	FilePrefix string `json:"file_prefix,omitempty"`
+	// FileNameFormat, when set, names a directory target's files instead,
+	// in fio's filename_format syntax: $jobname is FilePrefix, $jobnum the
+	// worker, $filenum the worker's file, $clientuid nothing (fio's is
+	// its client's address, empty outside client/server mode).
+	FileNameFormat string `json:"file_name_format,omitempty"`
 
 	// IOEngine is how a file target is driven: "" or "psync" (one blocking
 	// pread/pwrite per op and slot), "libaio" or "io_uring" (QueueDepth
@@ -221,6 +262,77 @@ type Workload struct {
 	// written, checking the data as Verify does: fio's verify phase. The
 	// reads are unpaced and past the bounds, and count as the run's reads.
 	VerifyWrites bool `json:"verify_writes,omitempty"`
+}
+
+// fileServiceError checks FileService.
+func (w *Workload) fileServiceError() error {
+	_, _, err := ParseFileService(w.FileService)
+	return err
+}
+
+// Extent is the size a target that every worker shares must have to hold
+// their regions of FileSize bytes from their offsets; 0 when FileSize is
+// unset.
+func (w *Workload) Extent() Size {
+	if w.FileSize == 0 {
+		return 0
+	}
+	return w.Offset + Size(max(w.Workers-1, 0))*w.OffsetIncrement + w.FileSize
+}
+
+// Region is where worker addresses a file of fileSize bytes: length bytes
+// from start, in whole blocks, or any length when op sizes vary or
+// sequential ops leave holes (as fio's regions then are); length is 0
+// when not one block fits.
+func (w *Workload) Region(worker int, fileSize int64) (start, length int64) {
+	bs := int64(w.BlockSize)
+	start = int64(w.Offset)
+	if w.OffsetPercent > 0 {
+		start = fileSize * int64(w.OffsetPercent) / 100
+		start -= start % bs
+	}
+	start += int64(worker) * int64(w.OffsetIncrement)
+	length = fileSize - start
+	switch {
+	case w.SizePercent > 0:
+		length = min(length, fileSize*int64(w.SizePercent)/100)
+	case w.FileSize > 0 && w.MinFileSize == 0 && w.OffsetPercent == 0:
+		length = min(length, int64(w.FileSize))
+	}
+	if w.BlockSizes != "" || w.SeqSkip != 0 {
+		bs = 1
+	}
+	return start, max(length-length%bs, 0)
+}
+
+// MinRegion is the fewest bytes a worker's region must hold: an op of
+// each direction's smallest size.
+func (w *Workload) MinRegion() Size {
+	r, wr, err := w.BlockSizes.Directions()
+	if w.BlockSizes == "" || err != nil {
+		return w.BlockSize
+	}
+	return max(r.Min, wr.Min)
+}
+
+// distributionError checks Distribution and how it goes with the rest.
+func (w *Workload) distributionError() error {
+	d, err := ParseDistribution(w.Distribution)
+	switch {
+	case err != nil:
+		return err
+	case d.Kind != DistRandom && w.RandomMap:
+		return errRandomMapDistribution
+	case d.Kind == DistZonedAbs && w.FileSize > 0:
+		var span int64
+		for _, z := range d.Zones {
+			span += z.Span
+		}
+		if span > int64(w.FileSize) {
+			return fmt.Errorf("zoned_abs: the zones span %s, more than the file size %s", Size(span), w.FileSize)
+		}
+	}
+	return nil
 }
 
 // DirRate is the pace and the floor of one direction's operations, each
@@ -314,6 +426,19 @@ func (w *Workload) BoundToPasses(size Size, passes int64) error {
 		return fmt.Errorf("the target's %d bytes do not hold one block of %s", size, bs)
 	}
 	pass := int64(size / bs * bs)
+	if w.Workers > 0 && passes%int64(w.Workers) == 0 {
+		// Each worker's pass is over its own region: the sum of theirs
+		// is a pass of them all.
+		pass = 0
+		for worker := range w.Workers {
+			_, n := w.Region(worker, int64(size))
+			pass += n
+		}
+		passes /= int64(w.Workers)
+		if pass == 0 {
+			return fmt.Errorf("the target's %d bytes leave no region of a %s block", size, bs)
+		}
+	}
 	passes = max(passes, 1)
 	if pass > (1<<62)/passes {
 		return fmt.Errorf("%d passes over %d bytes is out of range", passes, pass)
@@ -371,6 +496,18 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid file size %d", w.FileSize)
 	case w.FileSize > 0 && w.FileSize < w.BlockSize && w.BlockSizes == "":
 		return fmt.Errorf("file size %s is smaller than block size %s", w.FileSize, w.BlockSize)
+	case w.FilesPerWorker < 0 || w.FilesPerWorker > 1<<16:
+		return fmt.Errorf("invalid file count %d per worker (want 1..65536)", w.FilesPerWorker)
+	case w.MinFileSize < 0 || w.MinFileSize > w.FileSize || w.MinFileSize > 0 && w.MinFileSize < w.BlockSize:
+		return fmt.Errorf("invalid minimum file size %d (want %s..%s, the block and the file size)", w.MinFileSize, w.BlockSize, w.FileSize)
+	case w.fileServiceError() != nil:
+		return w.fileServiceError()
+	case w.OffsetPercent < 0 || w.OffsetPercent > 99 || w.SizePercent < 0 || w.SizePercent > 100:
+		return fmt.Errorf("invalid offset percentage %d or size percentage %d (want 0..99 and 0..100)", w.OffsetPercent, w.SizePercent)
+	case w.Offset < 0 || w.OffsetIncrement < 0:
+		return fmt.Errorf("invalid offset %d or offset increment %d: negative", w.Offset, w.OffsetIncrement)
+	case w.distributionError() != nil:
+		return w.distributionError()
 	case w.Workers < 1:
 		return fmt.Errorf("invalid worker count %d: must be at least 1", w.Workers)
 	case w.Workers > 4096:
@@ -395,6 +532,8 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid think time %s, spin %s, every %d ops (want the spin within the time)", w.ThinkTime, w.ThinkSpin, w.ThinkEvery)
 	case badStopOnError(w.StopOnError) != nil:
 		return badStopOnError(w.StopOnError)
+	case strings.ContainsRune(w.FileNameFormat, '/'):
+		return fmt.Errorf("invalid file name format %q: it names files inside the directory", w.FileNameFormat)
 	case strings.ContainsRune(w.FilePrefix, '/') || w.FilePrefix == "." || w.FilePrefix == "..":
 		return fmt.Errorf("invalid file prefix %q: it names files inside the directory", w.FilePrefix)
 	case w.Direct && (w.BlockSize%512 != 0 || w.MinBlockSize%512 != 0):
@@ -415,6 +554,8 @@ func (w *Workload) validateSizes() error {
 		return errors.New("reads of ops of varied sizes or offsets cannot be verified: verification checks the blocks writes stamp at whole block offsets")
 	case varied && w.MinBlockSize > 0:
 		return errors.New("a minimum block size and block sizes per direction: give one of them")
+	case w.RandomMap && (w.BlockSizes != "" || w.BlockAlign != 0 && w.BlockAlign != w.BlockSize):
+		return errors.New("a random map visits whole blocks of one size: it takes no block sizes per direction nor another block alignment")
 	case w.Direct && w.BlockAlign%512 != 0:
 		return fmt.Errorf("block alignment %s is not a multiple of 512, which direct I/O needs", w.BlockAlign)
 	case w.BlockSizes == "":

@@ -35,13 +35,14 @@ type Generator struct {
 	geo    engine.Geometry
 	shared *Shared
 	rng    *rand.Rand
-	file   int
-	// Block layout: cursor is where the last op of each kind ended, last
-	// where it started, size the bytes of the region ops address.
-	cursor, last   [engine.NumOpKinds]int64
-	size           int64
-	sizers         [2]sizer // reads', writes'
-	opsSinceOffset int64    // ops since the start, for NewOffsetEvery
+	// regions are the worker's files on a block target; current is the
+	// one in use, for sinceSwitch ops so far.
+	regions        []region
+	current        int
+	sinceSwitch    int
+	service        spec.FileService
+	switchEvery    int
+	opsSinceOffset int64 // ops since the start, for NewOffsetEvery
 
 	opsPerObject int64
 	readable     int64   // objects reads may address
@@ -59,22 +60,7 @@ func New(w *spec.Workload, geo engine.Geometry, worker int, shared *Shared, seed
 	bs := int64(w.BlockSize)
 	switch geo.Layout {
 	case engine.Blocks:
-		files := max(geo.Files, 1)
-		g.file = worker % files
-		blocks := max(geo.Size/bs, 1)
-		g.size = blocks * bs
-		if w.BlockSizes != "" || w.SeqSkip != 0 {
-			g.size = max(geo.Size, int64(w.BlockSize))
-		}
-		g.sizers = sizers(w, g.size)
-		if workersOnFile := (w.Workers + files - 1) / files; workersOnFile > 1 {
-			// Workers sharing a file start sequential runs at evenly spaced
-			// places, so they do not all read the same cached blocks.
-			start := blocks * int64(worker/files) / int64(workersOnFile) * bs
-			for k := range g.cursor {
-				g.cursor[k] = start
-			}
-		}
+		g.newRegions(worker)
 	case engine.Objects:
 		g.sizes = shared.ObjectSizes
 		objSize := int64(w.EffectiveObjectSize())

@@ -114,30 +114,31 @@ func (s *sizer) draw(rng *rand.Rand, room int64) int64 {
 	}
 }
 
-// blockOffset places a block or file op of kind: a random offset, or the
-// next sequential one (fio's get_next_block and get_next_seq_offset).
-func (g *Generator) blockOffset(kind engine.OpKind, s *sizer) int64 {
+// blockOffset places a block or file op of kind in region r, from its
+// start: a random offset, or the next sequential one (fio's
+// get_next_block and get_next_seq_offset).
+func (g *Generator) blockOffset(r *region, kind engine.OpKind) int64 {
 	newOffset := true
 	if every := int64(g.w.NewOffsetEvery); every > 1 {
 		g.opsSinceOffset++
 		newOffset = g.opsSinceOffset%every == 0
 	}
-	switch {
+	switch dir := direction(kind); {
 	case !newOffset && g.w.RepeatOffset:
-		return g.last[kind]
-	case g.w.Pattern == spec.Random && (newOffset || g.cursor[kind] >= g.size):
-		return g.rng.Int64N(s.blocks) * s.align
+		return r.last[kind]
+	case g.w.Pattern == spec.Random && (newOffset || r.cursor[kind] >= r.size):
+		return r.picks[dir].next(g.rng) * r.sizers[dir].align
 	}
-	pos := g.cursor[kind]
-	if pos >= g.size {
+	pos := r.cursor[kind]
+	if pos >= r.size {
 		pos = 0 // the end: start over, as fio's loops and time_based do
 	}
-	if skip := int64(g.w.SeqSkip); pos != 0 && skip != 0 {
+	if skip := g.w.SeqSkip; pos != 0 && skip != 0 {
 		pos += skip
-		if pos < 0 || pos >= g.size {
+		if pos < 0 || pos >= r.size {
 			pos = 0
 			if skip < 0 {
-				pos = g.size + skip
+				pos = r.size + skip
 			}
 		}
 	}
@@ -146,14 +147,18 @@ func (g *Generator) blockOffset(kind engine.OpKind, s *sizer) int64 {
 
 // nextBlock fills op with a block or file op of kind.
 func (g *Generator) nextBlock(op *engine.Op, kind engine.OpKind) {
-	s := &g.sizers[direction(kind)]
-	off := g.blockOffset(kind, s)
-	n := s.draw(g.rng, g.size-off)
-	if n == 0 || off+n > g.size {
+	r := g.nextRegion()
+	s := &r.sizers[direction(kind)]
+	off := g.blockOffset(r, kind)
+	n := s.draw(g.rng, r.size-off)
+	if n == 0 || off+n > r.size {
 		// The smallest op does not fit before the end: start over.
-		off, n = 0, s.draw(g.rng, g.size)
+		off, n = 0, s.draw(g.rng, r.size)
 	}
-	op.File, op.Offset, op.Buf = g.file, off, op.Buf[:n]
-	g.last[kind] = off
-	g.cursor[kind] = off + max(n, s.stride)
+	op.File, op.Offset, op.Buf = r.file, r.start+off, op.Buf[:n]
+	r.last[kind] = off
+	r.cursor[kind] = off + max(n, s.stride)
+	// A hole is part of the pass: a file is done when its ops reach its
+	// end, as in fio.
+	r.done += max(n, s.stride) + max(g.w.SeqSkip, 0)
 }

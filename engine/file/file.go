@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -42,6 +43,9 @@ func init() {
 		// In a directory (a shared filesystem's, maybe) each host's files
 		// are named after it; a file or device path is each host's own.
 		Share: func(w *spec.Workload, host string) error {
+			if w.FileNameFormat != "" && !strings.Contains(w.FileNameFormat, "$jobname") {
+				return engine.Usagef("file name format %q: without $jobname, the hosts' files in one directory would have the same names", w.FileNameFormat)
+			}
 			if w.FilePrefix == "" {
 				w.FilePrefix = host
 			} else {
@@ -199,21 +203,26 @@ func openSession(ctx context.Context, w *spec.Workload) (*Session, error) {
 	fi, err := os.Stat(loc)
 	switch {
 	case err == nil && fi.IsDir():
-		paths := make([]string, w.Workers)
-		for i := range paths {
-			name := WorkerFile(i)
-			if w.FilePrefix != "" {
-				name = w.FilePrefix + "." + strconv.Itoa(i) + ".0"
+		nf := max(w.FilesPerWorker, 1)
+		paths := make([]string, 0, w.Workers*nf)
+		seen := map[string]bool{}
+		for i := range w.Workers {
+			for f := range nf {
+				name := workerFileName(w, i, f)
+				if seen[name] || name == "" || name == "." || name == ".." {
+					return nil, engine.Usagef("file name format %q names two files %q, or none: give each worker's files their own names ($jobnum, $filenum)", w.FileNameFormat, name)
+				}
+				seen[name] = true
+				paths = append(paths, filepath.Join(loc, name))
 			}
-			paths[i] = filepath.Join(loc, name)
 		}
-		return openFiles(ctx, w, paths)
+		return openFiles(ctx, w, paths, true)
 	case err == nil && fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0:
 		return openDevice(w, loc)
 	case err == nil && !fi.Mode().IsRegular():
 		return nil, engine.Usagef("%s is not a regular file, a directory or a block device", loc)
 	case err == nil:
-		return openFiles(ctx, w, []string{loc})
+		return openFiles(ctx, w, []string{loc}, false)
 	case errors.Is(err, fs.ErrNotExist):
 		dir := filepath.Dir(loc)
 		di, err := os.Stat(dir)
@@ -225,7 +234,7 @@ func openSession(ctx context.Context, w *spec.Workload) (*Session, error) {
 		case !di.IsDir():
 			return nil, engine.Usagef("cannot create %s: %s is not a directory", loc, dir)
 		}
-		return openFiles(ctx, w, []string{loc})
+		return openFiles(ctx, w, []string{loc}, false)
 	}
 	return nil, &engine.UsageError{Err: err}
 }
@@ -323,3 +332,19 @@ func deviceSizes(f *os.File) (size int64, sector int, err error) {
 // WorkerFile is the name of worker i's file in a directory target without
 // a file prefix.
 func WorkerFile(i int) string { return "cephbench." + strconv.Itoa(i) + ".dat" }
+
+// workerFileName names file f of worker i in a directory target:
+// as its file name format says, or PREFIX.I.F, as fio names a job's
+// JOBNAME.I.F, or cephbench.I.dat, and cephbench.I.F.dat when workers have
+// several files.
+func workerFileName(w *spec.Workload, i, f int) string {
+	switch {
+	case w.FileNameFormat != "":
+		return strings.NewReplacer("$jobname", w.FilePrefix, "$jobnum", strconv.Itoa(i), "$filenum", strconv.Itoa(f), "$clientuid", "").Replace(w.FileNameFormat)
+	case w.FilePrefix != "":
+		return w.FilePrefix + "." + strconv.Itoa(i) + "." + strconv.Itoa(f)
+	case w.FilesPerWorker > 1:
+		return "cephbench." + strconv.Itoa(i) + "." + strconv.Itoa(f) + ".dat"
+	}
+	return WorkerFile(i)
+}

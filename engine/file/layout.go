@@ -22,6 +22,11 @@ import (
 // when blocks of several sizes may be mixed in it.
 const markAttr = "user.cephbench"
 
+// workerAttr marks, beside markAttr, the files a session creates for its
+// workers in a directory target, so that cleanup finds them whatever the
+// file name format called them.
+const workerAttr = "user.cephbench.worker"
+
 // regular is a regular file of the target as found before Open.
 type regular struct {
 	path   string
@@ -30,6 +35,7 @@ type regular struct {
 	size   int64
 	ours   bool  // it carries markAttr
 	markBS int64 // the block size markAttr records, 0 if unknown
+	worker bool  // a worker's file in a directory target (see workerAttr)
 }
 
 // inspect looks at path without changing anything.
@@ -64,8 +70,9 @@ func inspect(path string, id int64) (regular, error) {
 }
 
 // openFiles opens regular files, one per entry of paths (op.File indexes
-// them), creating and laying out those that do not exist.
-func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session, error) {
+// them), creating and laying out those that do not exist; workerFiles says
+// they are a directory target's files for its workers.
+func openFiles(ctx context.Context, w *spec.Workload, paths []string, workerFiles bool) (*Session, error) {
 	bs := int64(w.BlockSize)
 	rs := make([]regular, len(paths))
 	for i, p := range paths {
@@ -73,10 +80,17 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 		if err != nil {
 			return nil, err
 		}
+		r.worker = workerFiles
 		rs[i] = r
 	}
 
-	size := int64(w.FileSize)
+	// Each file holds the regions of its workers (see workload.Region).
+	sizes := make([]int64, len(rs))
+	size := int64(0)
+	for i := range rs {
+		sizes[i] = fileExtent(w, i, len(rs))
+		size = max(size, sizes[i])
+	}
 	if size == 0 {
 		size = math.MaxInt64
 		for _, r := range rs {
@@ -90,15 +104,18 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 			}
 			size = min(size, r.size)
 		}
+		for i := range sizes {
+			sizes[i] = size
+		}
 	}
-	for _, r := range rs {
+	for i, r := range rs {
 		switch {
 		case !r.exists || r.ours || w.Force:
 		case w.Writes():
 			return nil, engine.Usagef("%s exists and holds data cephbench did not write; pass --force to overwrite it", r.path)
-		case r.size < size:
+		case r.size < sizes[i]:
 			return nil, engine.Usagef("%s holds %d bytes, less than the file size %s, and cephbench did not write it; pass --force to extend it",
-				r.path, r.size, spec.Size(size))
+				r.path, r.size, spec.Size(sizes[i]))
 		}
 	}
 
@@ -111,8 +128,8 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 			Size:   size - size%bs,
 		},
 	}
-	for _, r := range rs {
-		created, err := prepare(ctx, w, r, size)
+	for i, r := range rs {
+		created, err := prepare(ctx, w, r, sizes[i])
 		if created {
 			s.created = append(s.created, r.path)
 		}
@@ -139,6 +156,23 @@ func openFiles(ctx context.Context, w *spec.Workload, paths []string) (*Session,
 	return s, nil
 }
 
+// fileExtent is the size file (of files) must have to hold the regions of
+// its workers, each w.FileSize bytes from its offset, or its own size
+// (workload.FileSize); 0 when w gives no file size.
+func fileExtent(w *spec.Workload, file, files int) int64 {
+	switch {
+	case w.MinFileSize > 0:
+		return workload.FileSize(w, file)
+	case w.FileSize == 0:
+		return 0
+	}
+	last := file + (w.Workers-1-file)/files*files // the file's last worker
+	if nf := w.FilesPerWorker; nf > 1 && files == w.Workers*nf {
+		last = file / nf
+	}
+	return int64(w.Offset) + int64(max(last, 0))*int64(w.OffsetIncrement) + int64(w.FileSize)
+}
+
 // prepare creates r if it does not exist and lays out what the workload
 // needs: the whole file when it is new, or when verified reads would meet
 // blocks of another size; the part beyond its end when it is smaller than
@@ -162,7 +196,7 @@ func prepare(ctx context.Context, w *spec.Workload, r regular, size int64) (crea
 	if r.exists {
 		f, err = os.OpenFile(r.path, os.O_RDWR, 0)
 	} else {
-		f, err = createMarked(r.path)
+		f, err = createMarked(r.path, r.worker)
 	}
 	if err != nil {
 		return false, &engine.UsageError{Err: err}
@@ -193,14 +227,18 @@ func prepare(ctx context.Context, w *spec.Workload, r regular, size int64) (crea
 // killed at any moment leaves no file of its own that a cleanup could not
 // tell from the user's: the file is made unnamed (O_TMPFILE), marked, then
 // linked in. Where the filesystem makes no unnamed files, or /proc is not
-// there to link one through, it is created, then marked.
-func createMarked(path string) (*os.File, error) {
+// there to link one through, it is created, then marked. worker adds
+// workerAttr.
+func createMarked(path string, worker bool) (*os.File, error) {
 	fd, err := unix.Open(filepath.Dir(path), unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o644)
 	if err != nil {
-		return createThenMark(path)
+		return createThenMark(path, worker)
 	}
 	f := os.NewFile(uintptr(fd), path)
 	err = unix.Fsetxattr(fd, markAttr, []byte("0"), 0)
+	if err == nil && worker {
+		err = unix.Fsetxattr(fd, workerAttr, []byte("1"), 0)
+	}
 	if err == nil {
 		err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
 	}
@@ -212,7 +250,7 @@ func createMarked(path string) (*os.File, error) {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 	case errors.Is(err, unix.ENOTSUP), errors.Is(err, unix.ENOENT):
 		f.Close() // no user attributes, or no /proc
-		return createThenMark(path)
+		return createThenMark(path, worker)
 	}
 	f.Close()
 	return nil, fmt.Errorf("creating %s marked as cephbench data: %w", path, err)
@@ -220,12 +258,18 @@ func createMarked(path string) (*os.File, error) {
 
 // createThenMark creates path exclusively and marks it: a kill between
 // the two leaves an empty file without the mark.
-func createThenMark(path string) (*os.File, error) {
+func createThenMark(path string, worker bool) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := setMark(path, 0); err != nil {
+	err = setMark(path, 0)
+	if err == nil && worker {
+		if err = unix.Setxattr(path, workerAttr, []byte("1"), 0); errors.Is(err, unix.ENOTSUP) {
+			err = nil
+		}
+	}
+	if err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func init() {
 }
 
 func open(_ context.Context, w *spec.Workload) (engine.Session, error) {
-	size := int64(w.FileSize)
+	size := int64(w.Extent())
 	if size == 0 {
 		size = defaultSize
 	}

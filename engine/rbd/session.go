@@ -163,7 +163,7 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 	case errors.Is(err, rbd.ErrNotFound) && w.FileSize == 0:
 		return fail(engine.Usagef("creating image %s needs its size (--size)", name))
 	case errors.Is(err, rbd.ErrNotFound):
-		if err := s.create(uint64(w.FileSize)); err != nil {
+		if err := s.create(uint64(w.Extent())); err != nil {
 			return fail(err)
 		}
 		ours = true
@@ -236,11 +236,11 @@ func (s *Session) measure(w *spec.Workload, name string) error {
 		return fmt.Errorf("image %s: %w", name, syscall.Errno(-r))
 	}
 	region := int64(size)
-	switch {
-	case w.FileSize > 0 && int64(w.FileSize) > region:
-		return engine.Usagef("--size %s is larger than image %s (%s): cephbench never resizes an image it did not create", w.FileSize, name, spec.Size(region))
-	case w.FileSize > 0:
-		region = int64(w.FileSize)
+	switch extent := w.Extent(); {
+	case extent > 0 && int64(extent) > region:
+		return engine.Usagef("--size %s (with the offsets, %s) is larger than image %s (%s): cephbench never resizes an image it did not create", w.FileSize, extent, name, spec.Size(region))
+	case extent > 0:
+		region = int64(extent)
 	}
 	if t := s.target; t.Regions > 0 {
 		blocks := region / s.bs

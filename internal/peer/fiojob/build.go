@@ -1,6 +1,7 @@
 package fiojob
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cephbench/cephbench/internal/peer/fiolog"
 	"github.com/cephbench/cephbench/spec"
+	"github.com/cephbench/cephbench/workload"
 )
 
 // build maps a parsed job onto a Workload, or says which of its options
@@ -66,21 +68,9 @@ func (p *parser) build(pj *pending) (Job, error) {
 		}
 	}
 
-	// Sizes per job clone: region is what one file (or object) spans,
-	// amount what one loop reads and writes. fio caps size at the files'
-	// total size when filesize is given.
-	region := o.filesize
-	if region == 0 {
-		region = o.size
-	}
-	var amount int64
-	switch {
-	case o.ioSize > 0:
-		amount = o.ioSize
-	case o.size > 0 && o.filesize > 0:
-		amount = min(o.size, o.filesize)
-	default:
-		amount = region
+	region, amount, err := clonesBytes(o, at)
+	if err != nil {
+		return Job{}, fail("%s", err)
 	}
 
 	qd := o.iodepth
@@ -102,17 +92,29 @@ func (p *parser) build(pj *pending) (Job, error) {
 			if path == "" {
 				path = "."
 			}
+			if region == 0 && o.sizePct > 0 {
+				return Job{}, fail("%s: a percentage of files that the job lays out needs filesize= (or filename= of an existing file)", at("size"))
+			}
 			if region == 0 {
 				return Job{}, fail("no size: fio lays out a file per job clone in directory %q and needs size= (or filesize=)", path)
 			}
 		}
 		w.Target = spec.Target{Scheme: "file", Location: path}
 		w.FileSize = spec.Size(region)
+		if o.nrfiles > 1 && !perJobFiles {
+			return Job{}, fail("%s with filename= is not supported: cephbench lays out a clone's several files in directory= only", at("nrfiles"))
+		}
+		if o.nrfiles > 1 {
+			w.FilesPerWorker, w.FileService = int(o.nrfiles), o.fileService
+		}
+		if o.filesizeLow > 0 {
+			w.MinFileSize = spec.Size(o.filesizeLow)
+		}
 		if perJobFiles {
 			if strings.ContainsRune(o.name, '/') || o.name == "." || o.name == ".." {
 				return Job{}, fail("job name %q cannot name its files in directory %q (fio names them JOBNAME.N.0)", o.name, path)
 			}
-			w.FilePrefix = o.name
+			w.FilePrefix, w.FileNameFormat = o.name, o.fileNameFormat()
 		}
 	case e == "null":
 		w.Target = spec.Target{Scheme: "null"}
@@ -150,6 +152,12 @@ func (p *parser) build(pj *pending) (Job, error) {
 	}
 	w.QueueDepth = int(qd)
 	w.Workers = int(o.numjobs)
+	if o.nrfiles > 1 && w.Target.Scheme != "file" {
+		return Job{}, fail("%s is supported with file I/O engines only", at("nrfiles"))
+	}
+	if err := where(&w, o, mode.random, at); err != nil {
+		return Job{}, fail("%s", err)
+	}
 
 	// Bounds. Workload bounds are totals over its workers, fio's are per
 	// clone: the byte and op bounds are multiplied by numjobs.
@@ -163,6 +171,12 @@ func (p *parser) build(pj *pending) (Job, error) {
 		w.Duration = spec.Duration(o.runtime)
 		n := o.loops * o.numjobs
 		switch {
+		case o.filesizeLow > 0 && o.size == 0 && o.ioSize == 0:
+			// Each file is its own size: fio does one pass over them all.
+			for file := range w.Workers * w.FilesPerWorker {
+				w.TotalBytes += spec.Size(workload.FileSize(&w, file))
+			}
+			w.TotalBytes *= spec.Size(o.loops)
 		case amount > 0:
 			if amount > (1<<62)/n {
 				return Job{}, fail("%d bytes %d times is out of range", amount, n)
@@ -248,12 +262,87 @@ func (p *parser) build(pj *pending) (Job, error) {
 		StartDelay: o.startdelay, Loops: int(o.loops),
 		Unlink: o.unlink, VerifyAlg: o.verify,
 		PercentileList: slices.Clone(o.percentiles), LatPercentiles: o.latPct, ClatPercentiles: o.clatPct,
-		NoRandomMap: o.norandommap, RandRepeat: o.randrepeat,
+		NoRandomMap: o.norandommap, RandRepeat: o.randrepeat, RandSeed: o.randseed, RandSeedSet: o.given["randseed"] != (setting{}),
 		IODepthBatchSubmit: int(batchSubmit), IODepthBatchCompleteMin: int(o.batchMin), IODepthBatchCompleteMax: int(batchMax),
 		Logs:        logsOf(o),
 		perJobFiles: perJobFiles, newGroup: o.newGroup,
 		ContinueOnError: o.continueOnError, ExitAll: o.exitAll, ExitAllOnError: o.exitAllOnError, ExitWhat: o.exitWhat,
 	}, nil
+}
+
+// clonesBytes returns the bytes each file (or object) of a job clone
+// spans, its region, and what one loop of a clone reads and writes, its
+// amount, as fio's setup_files works them out: size is split between a
+// clone's nrfiles files unless filesize gives theirs, offset is part of
+// filesize, and the amount is capped at what the files hold. With a
+// filesize range each file is its own size, and the caller bounds the job
+// by their total when no size= is given.
+func clonesBytes(o *opts, at func(string) string) (region, amount int64, err error) {
+	nf, bs := o.nrfiles, min(o.bs[0], o.bs[1])
+	switch {
+	case o.filesizeLow > 0 && (o.offset > 0 || o.sizePct > 0 || o.offsetPct > 0):
+		return 0, 0, fmt.Errorf("offset= or size=N%% with a range %s is not supported: give one file size", at("filesize"))
+	case o.filesizeLow > 0 && o.size > nf*(o.filesizeLow-o.filesizeLow%bs):
+		return 0, 0, fmt.Errorf("%s over %d files of a range %s is not supported: fio and cephbench draw the sizes apart, so the bytes done would differ unless size= is at most %d files of the smallest size, %d",
+			at("size"), nf, at("filesize"), nf, nf*(o.filesizeLow-o.filesizeLow%bs))
+	case o.filesizeLow > 0:
+		region = o.filesize // the largest; each file's is its own
+	case o.filesize > 0:
+		region = o.filesize - min(o.offset, o.filesize) // the file is filesize bytes, offset included
+		if o.sizePct > 0 {
+			// fio takes the percentage of the file, cut to whole blocks.
+			region = min(region, o.filesize*o.sizePct/100/bs*bs)
+		}
+	case nf > 1 && o.size%(nf*bs) != 0:
+		return 0, 0, fmt.Errorf("%s is not %d files of whole %d-byte blocks (nrfiles=%d): fio would make the first files a block larger, which cephbench does not", at("size"), nf, bs, nf)
+	default:
+		region = o.size / nf
+	}
+	switch {
+	case o.ioSize > 0:
+		amount = o.ioSize
+	case o.size > 0 && o.filesize > 0:
+		amount = min(o.size, nf*region)
+	default:
+		amount = nf * region
+	}
+	return region, amount, nil
+}
+
+// where sets the part of each file a job clone addresses (offset,
+// offset_increment, and their percentages) and how its random offsets
+// spread (random_distribution, norandommap), as fio does: clone N starts
+// at offset+N*offset_increment and spans size bytes, its file laid out to
+// hold them; with filesize, the file is filesize bytes and the clone spans
+// what follows its offset (the caller's region). fio keeps a random map,
+// visiting every block once per pass, unless norandommap or a
+// distribution other than random; cephbench keeps one only for ops of
+// one size at whole-block offsets (see the README on sizes that vary).
+func where(w *spec.Workload, o *opts, random bool, at func(string) string) error {
+	w.Offset, w.OffsetIncrement = spec.Size(o.offset), spec.Size(o.offsetIncrement)
+	w.OffsetPercent = int(o.offsetPct)
+	if o.filesize == 0 {
+		w.SizePercent = int(o.sizePct) // of the target's size, as found
+	}
+	if o.offsetPct > 0 && (o.size > 0 || o.filesize > 0 || o.sizePct > 0) {
+		return fmt.Errorf("%s with size= or filesize= is not supported: fio takes the percentage of the size a file has before the job lays it out, 0 for a new one; use it on an existing file or device without size=", at("offset"))
+	}
+	w.Distribution = o.randomDistribution
+	dist, _ := spec.ParseDistribution(o.randomDistribution) // checked when set
+	oneSize := w.BlockSizes == "" && (w.BlockAlign == 0 || w.BlockAlign == w.BlockSize)
+	w.RandomMap = random && !o.norandommap && dist.Kind == spec.DistRandom && oneSize
+	if o.offset == 0 && o.offsetIncrement == 0 || o.offsetPct > 0 {
+		return nil
+	}
+	switch {
+	case o.ioengine == "rados":
+		return fmt.Errorf("%s: ioengine=rados gives each clone an object of its own, from its start", at("offset"))
+	case o.filesize > 0 && o.offsetIncrement > 0:
+		return fmt.Errorf("%s with %s is not supported: give size= for each clone's region instead", at("offset_increment"), at("filesize"))
+	case o.filesize > 0 && o.offset+int64(w.BlockSize) > o.filesize:
+		return fmt.Errorf("%s leaves no %d-byte block of the %d-byte files (%s)", at("offset"), w.BlockSize, o.filesize, at("filesize"))
+	}
+	return nil
 }
 
 // logsOf is the job's log files, nil for none: each log given takes the
@@ -359,9 +448,10 @@ func checkSharedDirs(jobs []Job) error {
 		if !j.perJobFiles {
 			continue
 		}
-		files := filepath.Join(filepath.Clean(j.Workload.Target.Location), j.Workload.FilePrefix)
+		format := cmp.Or(j.Workload.FileNameFormat, defaultFilenameFormat)
+		files := filepath.Join(filepath.Clean(j.Workload.Target.Location), strings.ReplaceAll(format, "$jobname", j.Workload.FilePrefix))
 		if other, ok := seen[files]; ok {
-			return fmt.Errorf("jobs %q (%s) and %q (%s) run at the same time on the same files (%s.N.0); give them different names, directory= or filename=, or put stonewall between them",
+			return fmt.Errorf("jobs %q (%s) and %q (%s) run at the same time on the same files (%s); give them different names, directory= or filename=, or put stonewall between them",
 				other.Name, other.Where, j.Name, j.Where, files)
 		}
 		seen[files] = j

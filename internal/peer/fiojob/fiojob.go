@@ -125,16 +125,20 @@ type Job struct {
 	PercentileList                  []float64
 	LatPercentiles, ClatPercentiles bool
 
-	// These change how fio issues I/O, not what cephbench measures:
-	// cephbench draws random offsets with replacement, as fio does with
-	// norandommap (without it fio visits each block once per pass, which
-	// changes which blocks are hit, not how fast), and its engines submit
-	// and reap each I/O as a queue slot frees rather than in batches.
-	// RandRepeat (fio's default) makes every run draw the same offsets; a
-	// caller keeps that by giving the runner a fixed seed.
+	// NoRandomMap is Workload.RandomMap's opposite, for random jobs with
+	// a uniform distribution. RandRepeat (fio's default) makes every run
+	// draw the same offsets; a caller keeps that by giving the runner a
+	// fixed seed.
 	NoRandomMap, RandRepeat bool
+	// RandSeed is randseed's value, when RandSeedSet: the seed of the
+	// job's random offsets and mix, whatever RandRepeat says.
+	RandSeed    uint64
+	RandSeedSet bool
 	// IODepthBatchSubmit, IODepthBatchCompleteMin, IODepthBatchCompleteMax:
-	// iodepth_batch_submit, iodepth_batch_complete_min and _max.
+	// iodepth_batch_submit, iodepth_batch_complete_min and _max. They
+	// change how fio issues I/O, not what cephbench measures: its engines
+	// submit and reap each I/O as a queue slot frees rather than in
+	// batches.
 	IODepthBatchSubmit, IODepthBatchCompleteMin, IODepthBatchCompleteMax int
 
 	// Logs are the fio log files the job writes, with their names

@@ -54,6 +54,12 @@ type opts struct {
 
 	direct, groupReporting, stonewall, newGroup bool
 	norandommap, randrepeat                     bool
+	randomDistribution                          string
+	randseed                                    uint64
+	offset, offsetIncrement                     int64
+	offsetPct, sizePct                          int64
+	nrfiles, filesizeLow                        int64
+	fileService, filenameFormat                 string
 	fsync                                       int64
 	endFsync, unlink                            bool
 	verify                                      string
@@ -93,6 +99,7 @@ func defaultOpts() opts {
 		batchSubmit: 1,
 		batchMin:    1,
 		numjobs:     1,
+		nrfiles:     1,
 		loops:       1,
 		rwmixread:   50,
 		rateCycle:   1000,
@@ -177,30 +184,70 @@ var table = []option{
 		}
 		return nil
 	}},
-	{name: "size", set: sizeSetter(func(o *opts) *int64 { return &o.size })},
-	{name: "filesize", set: sizeSetter(func(o *opts) *int64 { return &o.filesize })},
-	{name: "io_size", alias: "io_limit", set: sizeSetter(func(o *opts) *int64 { return &o.ioSize })},
-	{name: "number_ios", set: sizeSetter(func(o *opts) *int64 { return &o.numberIOs })},
-	{name: "offset", alias: "fileoffset", set: func(o *opts, v string) error {
-		n, err := parseSize(v, o.kbBase)
-		if err == nil && n != 0 {
-			err = errOffset
+	{name: "size", set: func(o *opts, v string) error {
+		pct, isPct, err := parsePercent(v)
+		if !isPct {
+			o.sizePct = 0
+			return sizeSetter(func(o *opts) *int64 { return &o.size })(o, v)
 		}
-		if errors.Is(err, errPercent) {
-			err = errOffset
-		}
+		o.size, o.sizePct = 0, pct
 		return err
 	}},
-	{name: "nrfiles", alias: "nr_files", set: func(o *opts, v string) error {
-		n, err := parseCount(v, o.kbBase)
+	{name: "filesize", set: func(o *opts, v string) error {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(v), "-")
+		if !isRange {
+			hi = lo
+		}
+		var err error
+		if o.filesizeLow, err = parseSize(lo, o.kbBase); err == nil {
+			o.filesize, err = parseSize(hi, o.kbBase)
+		}
 		switch {
 		case err != nil:
 			return err
-		case n > 1:
-			return errors.New("several files per job are not supported yet: cephbench lays out one file per job clone (use numjobs)")
-		case n < 1:
-			return errors.New("must be at least 1")
+		case o.filesize < o.filesizeLow:
+			return errors.New("the range's high end is below its low end")
+		case !isRange:
+			o.filesizeLow = 0
 		}
+		return nil
+	}},
+	{name: "io_size", alias: "io_limit", set: sizeSetter(func(o *opts) *int64 { return &o.ioSize })},
+	{name: "number_ios", set: sizeSetter(func(o *opts) *int64 { return &o.numberIOs })},
+	{name: "offset", alias: "fileoffset", set: func(o *opts, v string) error {
+		pct, isPct, err := parsePercent(v)
+		if isPct {
+			o.offset, o.offsetPct = 0, pct
+			if pct == 100 {
+				err = errors.New("an offset of 100% leaves nothing of the file")
+			}
+			return err
+		}
+		o.offset, o.offsetPct = 0, 0
+		o.offset, err = parseSize(v, o.kbBase)
+		return err
+	}},
+	{name: "offset_increment", set: func(o *opts, v string) error {
+		n, err := parseSize(v, o.kbBase)
+		if errors.Is(err, errPercent) {
+			err = errOffsetPercent
+		}
+		o.offsetIncrement = n
+		return err
+	}},
+	{name: "nrfiles", alias: "nr_files", set: countSetter(func(o *opts) *int64 { return &o.nrfiles }, 1)},
+	{name: "file_service_type", set: func(o *opts, v string) error {
+		if _, _, err := spec.ParseFileService(v); err != nil {
+			return err
+		}
+		o.fileService = strings.TrimSpace(v)
+		return nil
+	}},
+	{name: "filename_format", set: func(o *opts, v string) error {
+		if strings.ContainsRune(v, '/') {
+			return errors.New("names in subdirectories are not supported: give names inside directory=")
+		}
+		o.filenameFormat = strings.TrimSpace(v)
 		return nil
 	}},
 	{name: "numjobs", set: countSetter(func(o *opts) *int64 { return &o.numjobs }, 1)},
@@ -263,6 +310,28 @@ var table = []option{
 	{name: "stonewall", alias: "wait_for_previous", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.stonewall })},
 	{name: "new_group", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.newGroup })},
 	{name: "norandommap", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.norandommap })},
+	{name: "random_distribution", set: func(o *opts, v string) error {
+		if _, err := spec.ParseDistribution(v); err != nil {
+			return err
+		}
+		o.randomDistribution = strings.TrimSpace(v)
+		return nil
+	}},
+	// cephbench draws offsets from its own seeded generator whichever fio
+	// names (see workload's picker): the generator changes which
+	// sequence of offsets fio makes, not how they spread.
+	{name: "random_generator", set: func(_ *opts, v string) error {
+		switch strings.TrimSpace(v) {
+		case "tausworthe", "lfsr", "tausworthe64":
+			return nil
+		}
+		return errors.New("want tausworthe, lfsr or tausworthe64")
+	}},
+	{name: "randseed", set: func(o *opts, v string) error {
+		n, err := parseCount(v, o.kbBase)
+		o.randseed = uint64(n)
+		return err
+	}},
 	{name: "randrepeat", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.randrepeat })},
 	{name: "end_fsync", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.endFsync })},
 	{name: "unlink", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.unlink })},
@@ -364,9 +433,35 @@ func setSteadyState(o *opts, v string) error {
 	return nil
 }
 
-// errOffset refuses a job that starts anywhere but at the start of its
-// files, which the Workload has no way to say.
-var errOffset = errors.New("not supported yet: cephbench addresses files from their start")
+// defaultFilenameFormat is how fio names a job's files in its directory,
+// which the file engine's names with a file prefix follow.
+const defaultFilenameFormat = "$jobname.$jobnum.$filenum"
+
+// fileNameFormat is o's filename_format for the file engine: empty when
+// it is fio's default, which the engine's own names follow.
+func (o *opts) fileNameFormat() string {
+	if o.filenameFormat == defaultFilenameFormat {
+		return ""
+	}
+	return o.filenameFormat
+}
+
+// errOffsetPercent refuses an increment in percent of the file.
+var errOffsetPercent = errors.New("an increment in percent of the file is not supported; give it in bytes (4m, 1g)")
+
+// parsePercent reads "N%" (1..100): isPct says whether v is a percentage
+// at all, err what is wrong with it.
+func parsePercent(v string) (pct int64, isPct bool, err error) {
+	n, ok := strings.CutSuffix(strings.TrimSpace(v), "%")
+	if !ok {
+		return 0, false, nil
+	}
+	pct, err = strconv.ParseInt(strings.TrimSpace(n), 10, 64)
+	if err != nil || pct < 1 || pct > 100 {
+		return 0, true, errors.New("want a whole percentage, 1% to 100%")
+	}
+	return pct, true, nil
+}
 
 // byName finds options by name and alias: table's, then the no-op and
 // matching ones.

@@ -327,7 +327,9 @@ func TestBadValues(t *testing.T) {
 	}{
 		{[]string{"--bs=4x", "--name=j"}, []string{"bs=4x", "unknown unit"}},
 		{[]string{"--size=1.5g", "--name=j"}, []string{"size=1.5g", "fractions"}},
-		{[]string{"--size=50%", "--name=j"}, []string{"size=50%", "percentage"}},
+		{[]string{"--size=50%", "--name=j"}, []string{"size=50%", "percentage", "needs filesize="}},
+		{[]string{"--size=0%", "--name=j"}, []string{"size=0%", "1% to 100%"}},
+		{[]string{"--offset=100%", "--name=j"}, []string{"offset=100%", "nothing of the file"}},
 		{[]string{"--size=lots", "--name=j"}, []string{"size=lots", "not a number"}},
 		{[]string{"--runtime=2min", "--name=j"}, []string{"runtime=2min", "unknown time unit"}},
 		{[]string{"--rw=randtrim", "--name=j"}, []string{"rw=randtrim", "trims are not supported"}},
@@ -363,9 +365,15 @@ func TestUnsupported(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--offset=4k"}, []string{"offset=4k", "not supported yet"}},
-		{[]string{"--offset=10%"}, []string{"offset=10%", "not supported yet"}},
-		{[]string{"--nrfiles=2"}, []string{"nrfiles=2", "not supported yet"}},
+		{[]string{"--offset_increment=5%"}, []string{"offset_increment=5%", "percent", "not supported"}},
+		{[]string{"--filesize=8k", "--offset=6k"}, []string{"offset=6k", "leaves no 4096-byte block"}},
+		{[]string{"--filesize=8m", "--offset_increment=1m"}, []string{"offset_increment=1m", "filesize=8m", "not supported"}},
+		{[]string{"--ioengine=rados", "--pool=p", "--offset=1m"}, []string{"offset=1m", "ioengine=rados"}},
+		{[]string{"--random_distribution=zipf:1"}, []string{"random_distribution=zipf:1", "θ"}},
+		{[]string{"--random_distribution=zoned:50/10:40/20"}, []string{"random_distribution=zoned:50/10:40/20", "add up to 90"}},
+		{[]string{"--random_distribution=zoned:50/10,60/20"}, []string{"per direction", "not supported"}},
+		{[]string{"--random_generator=mt"}, []string{"random_generator=mt", "tausworthe"}},
+		{[]string{"--nrfiles=2"}, []string{"nrfiles=2", "filename=", "not supported"}},
 		{[]string{"--filename=/dev/sda:/dev/sdb"}, []string{"filename=/dev/sda:/dev/sdb", "several files"}},
 		{[]string{"--rw=randrw", "--bssplit=4k/50:8k/50", "--rate=1m"}, []string{"rate=1m", "vary", "not supported"}},
 		{[]string{"--rw=randrw", "--ba=4k,8k"}, []string{"blockalign", "different alignments"}},
@@ -380,7 +388,12 @@ func TestUnsupported(t *testing.T) {
 		{[]string{"--verify=pattern"}, []string{"verify=pattern", "not supported"}},
 		{[]string{"--time_based", "--rw=read"}, []string{"time_based", "needs runtime="}},
 		{[]string{"--startdelay=1-10"}, []string{"startdelay=1-10", "range"}},
-		{[]string{"--filesize=1m-10m"}, []string{"filesize=1m-10m", "range"}},
+		{[]string{"--filesize=1m-10m"}, []string{"size=1g", "filesize=1m-10m", "range", "at most 1 files of the smallest size, 1048576"}},
+		{[]string{"--filesize=1m-10m", "--offset=4k"}, []string{"offset=", "filesize=1m-10m", "one file size"}},
+		{[]string{"--offset=10%"}, []string{"offset=10%", "size=", "0 for a new one"}},
+		{[]string{"--filesize=10m-1m"}, []string{"filesize=10m-1m", "below"}},
+		{[]string{"--filename_format=sub/$jobname.$filenum"}, []string{"filename_format=sub/$jobname.$filenum", "subdirectories"}},
+		{[]string{"--file_service_type=sequential:2"}, []string{"file_service_type=sequential:2", ":N"}},
 		{[]string{"--direct=1", "--bs=4KiB"}, []string{"bs=4KiB", "4000 bytes", "kb_base"}},
 		{[]string{"--pool=rbd"}, []string{"pool=rbd", "ioengine=rados or rbd"}},
 	} {

@@ -112,7 +112,7 @@ func TestReport004(t *testing.T) {
 				Name: w.name, Target: spec.Target{Scheme: "file", Location: "/dev/sdb"},
 				Pattern: w.pattern, ReadPercent: w.reads, BlockSize: w.bs, FileSize: 1 << 30,
 				Workers: 1, QueueDepth: 128, Duration: spec.Duration(600 * time.Second),
-				IOEngine: "libaio", Direct: true, StopOnError: "all",
+				IOEngine: "libaio", Direct: true, StopOnError: "all", RandomMap: w.pattern == spec.Random,
 			}
 			if j.Workload != wl {
 				t.Errorf("workload\n got %+v\nwant %+v", j.Workload, wl)
@@ -176,7 +176,7 @@ func TestReport003(t *testing.T) {
 				Name: "write-4M", Target: spec.Target{Scheme: "rbd", Location: "rbd/block-device1?id=admin"},
 				Pattern: c.pattern, ReadPercent: c.reads, BlockSize: 4 << 20,
 				Workers: 1, QueueDepth: 32, Duration: spec.Duration(120 * time.Second),
-				StopOnError: "all",
+				StopOnError: "all", RandomMap: c.pattern == spec.Random,
 			}
 			if j.Workload != want {
 				t.Errorf("workload\n got %+v\nwant %+v", j.Workload, want)
