@@ -30,7 +30,7 @@ func FioJob(plan *fiojob.Plan, dir, results, at string) Job {
 				StartDelay: spec.Duration(j.StartDelay), Stonewall: j.Stonewall, Group: j.Group, GroupReporting: j.GroupReporting,
 				Description: j.Description, NumJobs: j.NumJobs, RW: j.RW, IOEngine: j.IOEngine, IODepth: j.IODepth,
 				PercentileList: j.PercentileList, LatPercentiles: j.LatPercentiles, Options: stepFioOptions(j.Options),
-				Logs: logsIn(j.Logs, dir),
+				Logs:    logsIn(j.Logs, dir),
 				ExitAll: j.ExitAll, ExitAllOnError: j.ExitAllOnError, ExitWhat: j.ExitWhat,
 			}},
 		}

@@ -278,13 +278,8 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	if err != nil {
 		return nil, err
 	}
-	if w.FsyncEvery > 0 || w.EndFsync {
-		syncer, ok := sess.(engine.Syncer)
-		if !ok {
-			return nil, engine.Usagef("%s:// targets cannot sync what was written, which fsync and end_fsync need", w.Target.Scheme)
-		}
-		r.syncer, r.syncKind = syncer, len(kinds)
-		kinds = append(kinds, "sync")
+	if kinds, err = r.addSync(kinds); err != nil {
+		return nil, err
 	}
 	col := metrics.NewCollector(kinds)
 	if w.BlockSizes != "" || w.MinBlockSize > 0 {
@@ -298,9 +293,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	r.payload, _ = sess.(engine.Payload)
 	r.setLanes(opts.Seed)
 	r.setFloors()
-	if w.SteadyState != nil {
-		r.judge = steady.New(*w.SteadyState)
-	}
+	r.judge = judgeFor(w)
 	if err := r.newWorkers(col, geo, shares); err != nil {
 		return nil, err
 	}
@@ -328,13 +321,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		bufs[i] = r.newBuffer(buffers.buffer(i))
 	}
 
-	if pb, ok := sess.(engine.ProcessorBound); ok && pb.BlocksProcessor() && !isAsync {
-		// Every sync slot may hold a P while blocked; the machine's own
-		// share stays free for the ticker, signals and the collector.
-		prev := runtime.GOMAXPROCS(0)
-		runtime.GOMAXPROCS(runtime.NumCPU() + w.Workers*w.QueueDepth)
-		defer runtime.GOMAXPROCS(prev)
-	}
+	defer widenProcessors(sess, isAsync, w.Workers*w.QueueDepth)()
 
 	out := &Outcome{Kinds: kinds, Collector: col, Start: time.Now()}
 	usage0 := metrics.ReadUsage()
@@ -371,6 +358,40 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	}
 	r.conclude(out, col, done, buffers, interval, usage0)
 	return out, nil
+}
+
+// widenProcessors lets each of slots blocking sync calls of a session
+// that blocks its processor (a cgo call) hold a P while the machine's own
+// share stays free for the ticker, signals and the collector; it returns
+// what undoes that.
+func widenProcessors(sess engine.Session, async bool, slots int) (restore func()) {
+	if pb, ok := sess.(engine.ProcessorBound); !ok || !pb.BlocksProcessor() || async {
+		return func() {}
+	}
+	prev := runtime.GOMAXPROCS(runtime.NumCPU() + slots)
+	return func() { runtime.GOMAXPROCS(prev) }
+}
+
+// addSync adds the "sync" kind to kinds when the workload syncs what it
+// writes (fsync, end_fsync); a session that cannot sync is a usage error.
+func (r *run) addSync(kinds []string) ([]string, error) {
+	if r.w.FsyncEvery == 0 && !r.w.EndFsync {
+		return kinds, nil
+	}
+	syncer, ok := r.sess.(engine.Syncer)
+	if !ok {
+		return nil, engine.Usagef("%s:// targets cannot sync what was written, which fsync and end_fsync need", r.w.Target.Scheme)
+	}
+	r.syncer, r.syncKind = syncer, len(kinds)
+	return append(kinds, "sync"), nil
+}
+
+// judgeFor is the steady-state judge of w's criterion, nil without one.
+func judgeFor(w *spec.Workload) *steady.Judge {
+	if w.SteadyState == nil {
+		return nil
+	}
+	return steady.New(*w.SteadyState)
 }
 
 // verifyPass reads back what a write-only run wrote, once its writes
