@@ -8,7 +8,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -129,24 +128,7 @@ func runFio(ctx context.Context, j Job, out IO) error {
 		}
 		fmt.Fprintf(out.Stderr, "cephbench: %d results saved in %s\n", n, r.opts.Results)
 	}
-	return errors.Join(jobsError(ctx, errs, results), verifyError(results))
-}
-
-// verifyError says how many blocks of which jobs that went on after an
-// error (continue_on_error) read back other data than was written, which
-// fails a fio run (exit 1) as in fio; nil if none.
-func verifyError(results []*result.Result) error {
-	var failed []string
-	for _, res := range results {
-		// A job that stopped at its first failed op says so in jobsError.
-		if res != nil && res.Errors["verify"] > 0 && res.StopReason != result.StopError {
-			failed = append(failed, fmt.Sprintf("job %q: %d blocks failed verification", res.Name, res.Errors["verify"]))
-		}
-	}
-	if failed == nil {
-		return nil
-	}
-	return errors.New(strings.Join(failed, "; "))
+	return jobsError(ctx, errs, results)
 }
 
 // fioOutput is where j's fio output goes: its --output file, created

@@ -252,9 +252,11 @@ func TestFioToolsReadCephbenchsLogs(t *testing.T) {
 			perDir[l[2][0]-'0']++
 		}
 		// A line per 100 ms window and direction: 10 over 1 s, fio's
-		// own 9 or 10 (its bandwidth windows start some ms in).
+		// own 9 or 10 (its bandwidth windows start some ms in). A window
+		// in which no op completed has no line, as in fio: on a loaded
+		// machine a starved process can miss a few.
 		for d, n := range perDir {
-			if n < 9 || n > 11 {
+			if n < 5 || n > 11 {
 				t.Errorf("x_%s.log: %d lines of direction %d; want about 10, one per 100 ms of the 1 s run", kind, n, d)
 			}
 		}
