@@ -290,3 +290,35 @@ func TestListenAddr(t *testing.T) {
 		}
 	}
 }
+
+// ListenAndServe says where it listens and that it stopped; an address
+// that is bad or in use is a ListenError, with nothing served.
+func TestListenAndServe(t *testing.T) {
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- (&Server{Out: out}).ListenAndServe(ctx, "127.0.0.1:0", 0) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "\n") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(out.String()), "Server listening on ")
+	if !ok || !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Fatalf("output %q, want Server listening on 127.0.0.1:PORT", out.String())
+	}
+	// The port is taken while it serves.
+	var le *ListenError
+	if err := (&Server{}).ListenAndServe(context.Background(), addr, 0); !errors.As(err, &le) || !strings.HasPrefix(err.Error(), "--listen "+addr+": ") {
+		t.Errorf("a second server on %s: %v, want a ListenError naming --listen", addr, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("ListenAndServe: %v", err)
+	}
+	if !strings.HasSuffix(out.String(), "\nServer stopped\n") {
+		t.Errorf("output %q, want it to end with Server stopped", out.String())
+	}
+	if err := (&Server{}).ListenAndServe(context.Background(), "127.0.0.1:5201", 6900); !errors.As(err, &le) {
+		t.Errorf("--listen with a port and -p: %v, want a ListenError", err)
+	}
+}

@@ -525,3 +525,34 @@ func ListenAddr(listen string, port int) (string, error) {
 	}
 	return net.JoinHostPort(listen, strconv.Itoa(port)), nil
 }
+
+// ListenError is a --listen address (or -p port) that cannot be used: bad,
+// or in use. It is bad input, and nothing was served.
+type ListenError struct{ Err error }
+
+func (e *ListenError) Error() string { return e.Err.Error() }
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// ListenAndServe listens on ListenAddr(listen, port), says so on Out, and
+// serves as Serve does. When ctx ends the serving it says "Server
+// stopped" on Out. An address that cannot be used is a *ListenError;
+// other errors are Serve's.
+func (s *Server) ListenAndServe(ctx context.Context, listen string, port int) error {
+	addr, err := ListenAddr(listen, port)
+	if err != nil {
+		return &ListenError{err}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &ListenError{fmt.Errorf("--listen %s: %v", listen, err)}
+	}
+	out := orDiscard(s.Out)
+	fmt.Fprintf(out, "Server listening on %s\n", ln.Addr())
+	if err := s.Serve(ctx, ln); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(out, "Server stopped")
+	}
+	return nil
+}

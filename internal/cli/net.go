@@ -1,8 +1,7 @@
 package cli
 
 import (
-	"fmt"
-	"net"
+	"errors"
 	"slices"
 	"time"
 
@@ -58,21 +57,14 @@ to be cut short (its client then fails). --once serves one test and exits:
 (bad, or in use) exits 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			addr, err := netbench.ListenAddr(listen, port)
-			if err != nil {
-				return usageErr(err)
-			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return usagef("--listen %s: %v", listen, err)
-			}
-			fmt.Fprintf(env.Stdout, "Server listening on %s\n", ln.Addr())
 			s := netbench.Server{Out: env.Stdout, Log: env.Stderr, Once: once}
-			if err := s.Serve(cmd.Context(), ln); err != nil {
+			err := s.ListenAndServe(cmd.Context(), listen, port)
+			var bad *netbench.ListenError
+			switch {
+			case errors.As(err, &bad):
+				return usageErr(err)
+			case err != nil:
 				return failuref("%w", err)
-			}
-			if cmd.Context().Err() != nil {
-				fmt.Fprintln(env.Stdout, "Server stopped")
 			}
 			return nil
 		},

@@ -3,10 +3,6 @@
 package cli
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/cephbench/cephbench/frontend"
@@ -14,28 +10,6 @@ import (
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/step"
 )
-
-// rateFlag is --target-throughput: bytes per second with the size units
-// (20M), as Ceph 16's rados reads it. It remembers a value given without a
-// unit, which older rados releases read as MB/s.
-type rateFlag struct {
-	n    spec.Size
-	bare bool
-}
-
-func (r *rateFlag) Set(s string) error {
-	n, err := spec.ParseSize(s)
-	if err != nil {
-		return err
-	}
-	_, numErr := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	r.n, r.bare = n, numErr == nil
-	return nil
-}
-
-func (r *rateFlag) String() string { return r.n.String() }
-
-func (*rateFlag) Type() string { return "bytes/s" }
 
 func newRadosLoadGenCmd(env Env, cf *cephFlags) *cobra.Command {
 	def := loadgen.Defaults()
@@ -48,7 +22,7 @@ func newRadosLoadGenCmd(env Env, cf *cephFlags) *cobra.Command {
 		maxOps      = def.MaxOps
 		backlog     = spec.Size(def.MaxBacklog)
 		readPercent = def.ReadPercent
-		throughput  = rateFlag{n: spec.Size(def.Throughput)}
+		throughput  = loadgen.Rate{Bytes: spec.Size(def.Throughput)}
 		runLength   = spec.Duration(def.RunLength)
 		align       spec.Size
 		minOps      string
@@ -85,7 +59,7 @@ Ceph 16 ignores), is --read-percent here.`,
 			cfg := loadgen.Config{
 				Objects: objects, MinObjectSize: int64(minObject), MaxObjectSize: int64(maxObject),
 				MinOpLen: int64(minOp), MaxOpLen: int64(maxOp), MaxOps: maxOps, MaxBacklog: int64(backlog),
-				ReadPercent: readPercent, Throughput: int64(throughput.n), RunLength: runLength,
+				ReadPercent: readPercent, Throughput: int64(throughput.Bytes), RunLength: runLength,
 				OffsetAlign: int64(align),
 			}
 			if err := cfg.Validate(); err != nil {
@@ -99,9 +73,8 @@ Ceph 16 ignores), is --read-percent here.`,
 			if cmd.Flags().Changed("min-ops") {
 				notes = append(notes, "cephbench: note: rados load-gen has no --min-ops option (rados ignores it); ignored")
 			}
-			if throughput.bare && throughput.n > 0 && throughput.n < 1<<20 {
-				notes = append(notes, fmt.Sprintf("cephbench: note: --target-throughput %d is %d bytes/s, as Ceph 16's rados reads it; older releases read MB/s: write %dM for that",
-					int64(throughput.n), int64(throughput.n), int64(throughput.n)))
+			if note := throughput.UnitNote(); note != "" {
+				notes = append(notes, "cephbench: note: "+note)
 			}
 			st := step.Step{Name: "rados-load-gen", Workload: cfg.Workload(target), Save: stamped(env.path(results), "rados-load-gen") + ".json",
 				Front: step.Front{Command: "rados load-gen", LoadGen: &cfg}}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -86,14 +85,8 @@ logs; Ctrl-C stops the daemons and removes what was created.`,
 				return failuref("sandbox up failed and its daemons are stopped; logs are in %s; \"cephbench sandbox down --purge --dir %s\" removes it",
 					filepath.Join(dir, "log"), dir)
 			}
-			printExports(env, c)
-			fmt.Fprintf(env.Stderr, "pool %q", sandbox.Pool)
-			if o.MDS {
-				fmt.Fprintf(env.Stderr, ", CephFS %q", sandbox.FS)
-			}
-			if s3 := c.S3(); s3 != nil {
-				fmt.Fprintf(env.Stderr, ", S3 on %s (keys in %s)", s3.Endpoint, filepath.Join(c.Dir(), "rgw-user.json"))
-			}
+			c.WriteExports(env.Stdout)
+			c.WriteServices(env.Stderr)
 			fmt.Fprintf(env.Stderr, "\nstop it with: cephbench sandbox down --dir %s\n", shellword.Quote(o.Dir))
 			return nil
 		},
@@ -144,27 +137,8 @@ otherwise.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "sandbox %s\n", c.Dir())
-			stopped := 0
-			for _, d := range c.Daemons() {
-				state := fmt.Sprintf("running, pid %d", d.PID)
-				if d.PID == 0 {
-					state, stopped = "stopped", stopped+1
-				}
-				fmt.Fprintf(env.Stdout, "  %-14s %s\n", d.Name, state)
-			}
-			if stopped == len(c.Daemons()) {
-				return failuref("the sandbox is stopped")
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			out, err := c.Ceph(ctx, "-s")
-			if err != nil {
+			if err := c.WriteStatus(cmd.Context(), env.Stdout); err != nil {
 				return failuref("%w", err)
-			}
-			fmt.Fprintf(env.Stdout, "\n%s", out)
-			if stopped > 0 {
-				return failuref("%d of the sandbox's daemons are stopped", stopped)
 			}
 			return nil
 		},
@@ -227,17 +201,10 @@ AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Use it as
 			if err != nil {
 				return err
 			}
-			printExports(env, c)
+			c.WriteExports(env.Stdout)
 			return nil
 		},
 	}
 	dirFlag(cmd, &dir)
 	return cmd
-}
-
-func printExports(env Env, c *sandbox.Cluster) {
-	for _, kv := range c.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		fmt.Fprintf(env.Stdout, "export %s=%s\n", k, shellword.Quote(v))
-	}
 }
