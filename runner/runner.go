@@ -273,7 +273,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		return nil, engine.Usagef("%v", err)
 	}
 	mixed := w.Mix != ""
-	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && (w.Reads() || mixed), fills: w.Writes() || mixed, syncKind: -1, opts: opts}
+	r := &run{w: w, sess: sess, ctx: ctx, verify: w.Verify && (w.Reads() || mixed) || w.VerifyBacklog > 0, fills: w.Writes() || mixed, syncKind: -1, opts: opts}
 	kinds, shares, err := r.setKinds(geo)
 	if err != nil {
 		return nil, err
@@ -398,7 +398,8 @@ func judgeFor(w *spec.Workload) *steady.Judge {
 // (done) have ended, as fio's verify phase does, and returns when the
 // reads end (or at once, returning done, when the writes were
 // interrupted): each worker's generator, made again as it was, replays as
-// reads as many ops as the worker started, checked as Verify checks reads.
+// reads as many ops as the worker started, checked as Verify checks reads
+// (with a verify backlog, the worker reads back only what it has not yet).
 // The reads run unpaced and past the run's bounds, their series going on
 // from the interval ending at next; the run keeps the writes' stop
 // reason unless the reads are interrupted.
@@ -418,6 +419,10 @@ func (r *run) verifyPass(geo engine.Geometry, async engine.AsyncSession, bufs []
 	}
 	writes, shared := r.w, &workload.Shared{}
 	for i, wk := range r.workers {
+		if backlog, ok := wk.gen.(*workload.Backlog); ok {
+			wk.gen = backlog.Rest()
+			continue
+		}
 		wk.gen = workload.Reread(workload.New(writes, geo, i, shared, r.opts.Seed), wk.started.Load())
 	}
 	reads := *writes
@@ -514,6 +519,9 @@ func (r *run) newWorkers(col *metrics.Collector, geo engine.Geometry, shares []w
 			wk.gen = mix.Worker(i, opts.Seed)
 		} else {
 			wk.gen = workload.New(w, geo, i, shared, opts.Seed)
+		}
+		if w.VerifyBacklog > 0 {
+			wk.gen = workload.NewBacklog(wk.gen, w.VerifyBacklog, w.BacklogBatch())
 		}
 		r.workers = append(r.workers, wk)
 	}
@@ -830,7 +838,8 @@ func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Du
 	// As in fio, an op starts while the bytes before it fall short of the
 	// bound, so with sizes that vary the last one may pass it.
 	switch {
-	case !measured:
+	case !measured || op.Kind == engine.Read && r.w.VerifyBacklog > 0:
+		// Reads back of a write-only workload are not what it bounds.
 	case r.w.BoundsPerWorker:
 		// The worker's own share: when it is done the others go on.
 		if r.w.TotalOps > 0 && wk.opsLeft.Add(-1) < 0 || r.w.TotalBytes > 0 && wk.bytesLeft.Add(-n)+n <= 0 {

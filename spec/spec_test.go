@@ -142,6 +142,14 @@ func TestValidate(t *testing.T) {
 		"dirs on a mix":   func(w *Workload) { w.Mix = "get=50,put=50"; w.ReadRate.IOPS = 5 },
 		"rate cycle":      func(w *Workload) { w.RateCycle = -1 },
 		"rate process":    func(w *Workload) { w.RateProcess = "bursty" },
+		"verify backlog":  func(w *Workload) { w.ReadPercent, w.VerifyWrites, w.VerifyBacklog = 0, true, -1 },
+		"backlog, reads":  func(w *Workload) { w.VerifyBacklog = 8 },
+		"batch alone":     func(w *Workload) { w.ReadPercent, w.VerifyWrites, w.VerifyBacklogBatch = 0, true, 8 },
+	}
+	backlog := valid()
+	backlog.ReadPercent, backlog.VerifyWrites, backlog.VerifyBacklog = 0, true, 8
+	if err := backlog.Validate(); err != nil || backlog.BacklogBatch() != 8 {
+		t.Errorf("a write-only workload reading back 8 at a time every 8: batch %d, %v", backlog.BacklogBatch(), err)
 	}
 	for name, mutate := range bad {
 		w := valid()

@@ -262,6 +262,23 @@ type Workload struct {
 	// written, checking the data as Verify does: fio's verify phase. The
 	// reads are unpaced and past the bounds, and count as the run's reads.
 	VerifyWrites bool `json:"verify_writes,omitempty"`
+	// VerifyBacklog makes such a workload also read back as it goes, as
+	// fio's verify_backlog: whenever the writes not yet read back number a
+	// multiple of it, each worker reads back the oldest VerifyBacklogBatch
+	// of them (0: VerifyBacklog). Every write is still read back once; the
+	// reads back after the writes end read only what is left. Reads back
+	// do not count towards the size or op bound.
+	VerifyBacklog      int64 `json:"verify_backlog,omitempty"`
+	VerifyBacklogBatch int64 `json:"verify_backlog_batch,omitempty"`
+}
+
+// BacklogBatch is how many writes a worker reads back at a time when
+// VerifyBacklog is set.
+func (w *Workload) BacklogBatch() int64 {
+	if w.VerifyBacklogBatch > 0 {
+		return w.VerifyBacklogBatch
+	}
+	return w.VerifyBacklog
 }
 
 // fileServiceError checks FileService.
@@ -486,6 +503,12 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid offset alignment %d: negative", w.OffsetAlign)
 	case w.VerifyWrites && (w.Reads() || w.Mix != ""):
 		return errors.New("reading back what was written is for write-only workloads: reads are verified as they come")
+	case w.VerifyBacklog < 0 || w.VerifyBacklogBatch < 0:
+		return fmt.Errorf("invalid verify backlog %d or batch %d: negative", w.VerifyBacklog, w.VerifyBacklogBatch)
+	case (w.VerifyBacklog > 0 || w.VerifyBacklogBatch > 0) && !w.VerifyWrites:
+		return errors.New("a verify backlog is for a write-only workload that reads back what it wrote (verify_writes)")
+	case w.VerifyBacklogBatch > 0 && w.VerifyBacklog == 0:
+		return errors.New("a verify backlog batch needs a verify backlog")
 	case (w.Verify || w.VerifyWrites) && w.MinObjectSize > 0:
 		return errors.New("reads of objects of their own sizes cannot be verified: their ops address any byte range, not the blocks writes stamp")
 	case w.Objects < 0:

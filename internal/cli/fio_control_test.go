@@ -19,17 +19,21 @@ import (
 
 // controlJob is what these tests read of a job in fio's JSON.
 type controlJob struct {
-	Name       string `json:"jobname"`
-	Group      int    `json:"groupid"`
-	Error      int    `json:"error"`
-	Runtime    int64  `json:"job_runtime"`
-	TotalErr   *int64 `json:"total_err"`
-	FirstError *int   `json:"first_error"`
-	Read       struct {
-		IOs   int64 `json:"total_ios"`
-		Bytes int64 `json:"io_bytes"`
-	} `json:"read"`
+	Name        string         `json:"jobname"`
+	Group       int            `json:"groupid"`
+	Error       int            `json:"error"`
+	Runtime     int64          `json:"job_runtime"`
+	TotalErr    *int64         `json:"total_err"`
+	FirstError  *int           `json:"first_error"`
+	Read        dirCounts      `json:"read"`
+	Write       dirCounts      `json:"write"`
 	SteadyState map[string]any `json:"steadystate"`
+}
+
+// dirCounts is what these tests read of one direction of a job.
+type dirCounts struct {
+	IOs   int64 `json:"total_ios"`
+	Bytes int64 `json:"io_bytes"`
 }
 
 // fioJSON decodes fio's JSON output, after the lines fio prints before it

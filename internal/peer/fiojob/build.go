@@ -225,10 +225,16 @@ func (p *parser) build(pj *pending) (Job, error) {
 		// The job's writes, replayed as reads: the same offsets in the
 		// same order, as randrepeat draws them again.
 		w.ReadPercent, w.Verify = 100, true
+	case o.verify != "" && reads && o.verifyBacklog > 0:
+		return Job{}, fail("%s reads back a job's writes as it goes, which cephbench does for write-only jobs only", at("verify_backlog"))
 	case o.verify != "" && reads:
 		w.Verify = true
 	case o.verify != "":
 		w.VerifyWrites = o.doVerify
+		if o.doVerify && o.verifyBacklog > 0 {
+			// fio takes a batch with no backlog and ignores it.
+			w.VerifyBacklog, w.VerifyBacklogBatch = o.verifyBacklog, o.verifyBacklogBatch
+		}
 	}
 
 	check := w

@@ -290,8 +290,6 @@ var refusedList = []struct{ name, why string }{
 	{"uri", otherEngine},
 	{"userspace_reap", "cephbench's libaio engine reaps completions with a system call"},
 	{"verb", otherEngine},
-	{"verify_backlog", "not supported yet: cephbench reads back what a job wrote once its writes end"},
-	{"verify_backlog_batch", "not supported yet: cephbench reads back what a job wrote once its writes end"},
 	{"verify_pattern", "not supported: " + ownData + "; use verify=crc32c"},
 	{"verify_state_load", "cephbench keeps no verify state to resume from"},
 	{"volume", otherEngine},

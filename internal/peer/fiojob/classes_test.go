@@ -145,3 +145,24 @@ func TestVerify(t *testing.T) {
 	}
 	wantContains(t, parseErr(t, append(append([]string{}, dev...), "--rw=write", "--verify=crc32c", "--verify_fatal=1", "--name=j"), nil, nil), "verify_fatal=1", "counts those that fail")
 }
+
+// verify_backlog reads back a write-only job's writes as it goes, in
+// batches of verify_backlog_batch (default: the backlog); without
+// verify it does nothing, as in fio; a job that reads refuses it.
+func TestVerifyBacklog(t *testing.T) {
+	for _, c := range []struct {
+		args           []string
+		backlog, batch int64
+	}{
+		{[]string{"--rw=write", "--verify=crc32c", "--verify_backlog=16"}, 16, 16},
+		{[]string{"--rw=randwrite", "--verify=md5", "--verify_backlog=16", "--verify_backlog_batch=4"}, 16, 4},
+		{[]string{"--rw=write", "--verify_backlog=16"}, 0, 0},
+		{[]string{"--rw=write", "--verify=crc32c", "--do_verify=0", "--verify_backlog=16"}, 0, 0},
+	} {
+		w := devJob(t, c.args...).Workload
+		if w.VerifyBacklog != c.backlog || w.VerifyBacklog > 0 && w.BacklogBatch() != c.batch {
+			t.Errorf("%q: backlog %d, batch %d; want %d, %d", c.args, w.VerifyBacklog, w.BacklogBatch(), c.backlog, c.batch)
+		}
+	}
+	wantContains(t, parseErr(t, append(append([]string{}, dev...), "--rw=randrw", "--verify=crc32c", "--verify_backlog=8", "--name=j"), nil, nil), "verify_backlog=8", "write-only")
+}

@@ -64,6 +64,7 @@ type opts struct {
 	endFsync, unlink                            bool
 	verify                                      string
 	doVerify, verifyOnly                        bool
+	verifyBacklog, verifyBacklogBatch           int64
 
 	percentiles         []float64
 	latPct, clatPct     bool
@@ -340,6 +341,8 @@ var table = []option{
 	{name: "verify", set: setVerify},
 	{name: "do_verify", arg: boolean, set: boolSetter(func(o *opts) *bool { return &o.doVerify })},
 	{name: "verify_only", arg: flag, set: boolSetter(func(o *opts) *bool { return &o.verifyOnly })},
+	{name: "verify_backlog", set: countSetter(func(o *opts) *int64 { return &o.verifyBacklog }, 0)},
+	{name: "verify_backlog_batch", set: countSetter(func(o *opts) *int64 { return &o.verifyBacklogBatch }, 0)},
 	{name: "percentile_list", set: setPercentiles},
 	{name: "write_bw_log", arg: flag, set: logName(0)},
 	{name: "write_lat_log", arg: flag, set: logName(1)},
