@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -62,10 +61,13 @@ func (b BlockSizes) Largest() Size {
 func parseSizeDist(s string) (SizeDist, error) {
 	s = strings.TrimSpace(s)
 	if lo, hi, ok := strings.Cut(s, "-"); ok && !strings.ContainsAny(s, "/:") {
-		min, err1 := parseBlock(lo)
-		max, err2 := parseBlock(hi)
-		if err := errors.Join(err1, err2); err != nil {
-			return SizeDist{}, err
+		min, err := parseBlock(lo)
+		if err != nil {
+			return SizeDist{}, fmt.Errorf("block size range %q: %w", s, err)
+		}
+		max, err := parseBlock(hi)
+		if err != nil {
+			return SizeDist{}, fmt.Errorf("block size range %q: %w", s, err)
 		}
 		if min > max {
 			return SizeDist{}, fmt.Errorf("block size range %q runs backwards", s)

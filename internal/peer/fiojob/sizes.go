@@ -49,10 +49,13 @@ func setBSRange(o *opts, v string) error {
 		if !ok {
 			return "", fmt.Errorf("%q is not a range MIN-MAX", r)
 		}
-		min, err1 := blockSize(lo, o.kbBase)
-		max, err2 := blockSize(hi, o.kbBase)
-		if err := errors.Join(err1, err2); err != nil {
-			return "", err
+		min, err := blockSize(lo, o.kbBase)
+		if err != nil {
+			return "", fmt.Errorf("its least size: %w", err)
+		}
+		max, err := blockSize(hi, o.kbBase)
+		if err != nil {
+			return "", fmt.Errorf("its largest size: %w", err)
 		}
 		return fmt.Sprintf("%d-%d", min, max), nil
 	})
