@@ -93,12 +93,14 @@ func (d *Distribution) parseShape(args string) error {
 }
 
 // parseZones reads "ops/span:ops/span...": the ops percentages must add
-// up to 100, and zoned spans, in percent, to at most 100.
+// up to 100, and zoned spans, in percent, to at most 100; zoned zones
+// given no span ("20/") share evenly what the others leave, as in fio.
 func (d *Distribution) parseZones(args string) error {
 	if strings.Contains(args, ",") {
 		return fmt.Errorf("%s per direction (with ',') is not supported: give one set of zones for reads and writes", d.Kind)
 	}
 	ops, span := 0, int64(0)
+	var unsized []int // zoned zones given no size, as in "20/"
 	for z := range strings.SplitSeq(args, ":") {
 		o, sp, ok := strings.Cut(z, "/")
 		n, err := strconv.Atoi(strings.TrimSpace(o))
@@ -112,11 +114,24 @@ func (d *Distribution) parseZones(args string) error {
 				return fmt.Errorf("invalid zone size %q", sp)
 			}
 			s = int64(v)
+		} else if strings.TrimSpace(sp) == "" {
+			unsized = append(unsized, len(d.Zones)) // its share of what the others leave
 		} else if s, err = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(sp), "%"), 10, 64); err != nil || s <= 0 || s > 100 {
 			return fmt.Errorf("invalid zone size %q (want a percentage)", sp)
 		}
 		d.Zones = append(d.Zones, Zone{OpsPercent: n, Span: s})
 		ops, span = ops+n, span+s
+	}
+	if len(unsized) > 0 {
+		// As fio: the zones without a size share what the others leave.
+		share := (100 - span) / int64(len(unsized))
+		if share <= 0 {
+			return fmt.Errorf("zoned: the sized zones take %d%%, leaving nothing for those without a size", span)
+		}
+		for _, i := range unsized {
+			d.Zones[i].Span = share
+		}
+		span += share * int64(len(unsized))
 	}
 	switch {
 	case ops != 100:

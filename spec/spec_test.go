@@ -184,12 +184,19 @@ func TestParseDistribution(t *testing.T) {
 			t.Errorf("%s reads back as %s", s, d)
 		}
 	}
+	// fio's rand-zones example: a zone without a size takes what the
+	// others leave, shared evenly.
+	for s, want := range map[string]string{"zoned:50/5:30/15:20/": "zoned:50/5:30/15:20/80", "zoned:50/20:25/:25/": "zoned:50/20:25/40:25/40"} {
+		if d, err := ParseDistribution(s); err != nil || d.String() != want {
+			t.Errorf("%s: %v, %v; want %s", s, d, err, want)
+		}
+	}
 	if d, _ := ParseDistribution("zipf"); d.Param != 1.1 {
 		t.Errorf("zipf without θ: %g, want fio's 1.1", d.Param)
 	}
 	for s, want := range map[string]string{
 		"zipf:1": "θ", "pareto:1.5": "0 < h < 1", "normal:100": "σ", "zipf:1.2:2": "center",
-		"zoned:50/10": "add up to 50", "zoned:60/60:40/60": "over 100", "zoned:a/b": "zone", "gauss": "want random",
+		"zoned:50/10": "add up to 50", "zoned:60/60:40/60": "over 100", "zoned:a/b": "zone", "zoned:50/100:50/": "leaving nothing", "gauss": "want random",
 	} {
 		if _, err := ParseDistribution(s); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one saying %q", s, err, want)

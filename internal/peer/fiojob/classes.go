@@ -74,6 +74,9 @@ var noopList = []struct {
 	{"softrandommap", boolean},
 	{"stats", boolean},
 	{"thread", flag}, // cephbench runs goroutines either way
+	// tiobench's thread count, which fio takes and ignores in a job
+	// without profile=tiobench (its steadystate and waitfor examples)
+	{"threads", needsValue},
 	{"touch_objects", boolean},
 	{"verify_async", needsValue},
 	{"verify_async_cpus", needsValue},

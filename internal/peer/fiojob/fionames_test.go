@@ -1,8 +1,10 @@
 package fiojob
 
 // fioOptionNames are the job options fio 3.33 and its engines know, aliases
-// included: TestOptionClasses checks that each is in exactly one class.
+// included, and "threads", the tiobench profile's option fio takes in any
+// job: TestOptionClasses checks that each is in exactly one class.
 var fioOptionNames = []string{
+	"threads",
 	"allow_file_create", "allow_mounted_write", "allrandrepeat", "arguments", "atomic", "ba",
 	"bindname", "block_error_percentiles", "blockalign", "blocksize", "blocksize_range",
 	"blocksize_unaligned", "brick", "bs", "bs_is_seq_rand", "bs_unaligned", "bsrange", "bssplit",
