@@ -1,13 +1,17 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/metrics"
+	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -128,6 +132,42 @@ func TestAsyncQueueReapedInBursts(t *testing.T) {
 		// 3005 ms).
 		if want := 301 * 8 / 3005.0; !near(o.MeanInFlight, want) || o.Elapsed != 3005*time.Millisecond {
 			t.Errorf("the run held %g ops on average over %s, want %g over 3.005s", o.MeanInFlight, o.Elapsed, want)
+		}
+	})
+}
+
+// summaryOf is the text summary of o's result.
+func summaryOf(t *testing.T, o *Outcome, w *spec.Workload) string {
+	t.Helper()
+	r, err := o.Result("step", w, result.Host{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	report.Summary(&b, r)
+	return b.String()
+}
+
+// The summary says so when an unpaced run's queue sat mostly empty, and
+// not when the workload's pace kept it so.
+func TestSummaryFlagsAStarvedQueueOnly(t *testing.T) {
+	simulated(t, func(t *testing.T, clock Clock) {
+		s := &lateReaper{clock: clock, lat: time.Millisecond, every: 10 * time.Millisecond, phase: 5 * time.Millisecond}
+		w := workloadOf(func(w *spec.Workload) { w.Workers, w.QueueDepth, w.Duration = 1, 8, spec.Duration(2*time.Second) })
+		o, _ := seriesMeans(t, clock, s, w)
+		if got := summaryOf(t, o, w); !strings.Contains(got, "queue held 0.8 of its 8 slots on average (10%)") {
+			t.Errorf("a starved queue's summary does not say so:\n%s", got)
+		}
+		s = &lateReaper{clock: clock, lat: time.Millisecond, every: 10 * time.Millisecond, phase: 5 * time.Millisecond}
+		w = workloadOf(func(w *spec.Workload) {
+			w.Workers, w.QueueDepth, w.Duration, w.RateIOPS = 1, 8, spec.Duration(2*time.Second), 100
+		})
+		o, _ = seriesMeans(t, clock, s, w)
+		if o.MeanInFlight >= 0.9*8 {
+			t.Fatalf("a paced run held %g ops on average, its queue nearly full", o.MeanInFlight)
+		}
+		if got := summaryOf(t, o, w); strings.Contains(got, "queue held") {
+			t.Errorf("a paced run's summary calls its queue short:\n%s", got)
 		}
 	})
 }
