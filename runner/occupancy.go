@@ -128,3 +128,12 @@ func (r *run) landed(wk *worker, s *slot) {
 	}
 	wk.queue.end(begin, r.sinceRamp(s.op.Issued), r.sinceRamp(s.op.Completed))
 }
+
+// meanSoFar is the mean number of ops in flight from the ramp's end to
+// the interval the ticker closed last.
+func (r *run) meanSoFar() float64 {
+	if r.flightAt <= 0 {
+		return 0
+	}
+	return float64(r.flightSum) / float64(r.flightAt)
+}

@@ -341,7 +341,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	r.soFar = func(elapsed time.Duration) *Outcome {
 		return &Outcome{
 			Start: out.Start, End: time.Now(), Elapsed: elapsed, Kinds: kinds, Collector: col,
-			CPU: metrics.ReadUsage().Since(usage0, r.now()-r.t0),
+			CPU: metrics.ReadUsage().Since(usage0, r.now()-r.t0), MeanInFlight: r.meanSoFar(),
 		}
 	}
 	r.t0 = r.now()
@@ -477,9 +477,7 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 	last := col.Tick(measured)
 	last.Short = last.Dur < interval.Seconds()/2
 	r.emit(last)
-	if r.flightAt > 0 {
-		out.MeanInFlight = float64(r.flightSum) / float64(r.flightAt)
-	}
+	out.MeanInFlight = r.meanSoFar()
 	out.End = time.Now()
 	out.Elapsed = measured
 	out.CPU = metrics.ReadUsage().Since(usage0, now-r.t0)
