@@ -258,6 +258,8 @@ type WireTick struct {
 	InFlightBytes int64    `json:"in_flight_bytes,omitempty"`
 	Derived       []string `json:"derived,omitempty"`
 	Short         bool     `json:"short,omitempty"`
+	// MeanInFlight is metrics.Second's; absent from older agents.
+	MeanInFlight float64 `json:"mean_in_flight,omitempty"`
 }
 
 // WireKind is one op kind's interval.
@@ -277,7 +279,7 @@ func EncodeTick(t metrics.Tick) (WireTick, error) {
 	w := WireTick{
 		T: t.T, Dur: t.Dur, Kinds: make(map[string]WireKind, len(t.Kinds)),
 		Started: t.Started, Finished: t.Finished, InFlight: t.InFlight, InFlightBytes: t.InFlightBytes,
-		Derived: t.Derived, Short: t.Short,
+		Derived: t.Derived, Short: t.Short, MeanInFlight: t.MeanInFlight,
 	}
 	for _, name := range slices.Sorted(maps.Keys(t.Kinds)) {
 		k := t.Kinds[name]
@@ -301,7 +303,7 @@ func EncodeTick(t metrics.Tick) (WireTick, error) {
 // fraction of Decode's cost.
 func (w WireTick) Packed() (metrics.Tick, map[string]*hdr.PackedHistogram, error) {
 	t := metrics.Tick{
-		Second:  metrics.Second{T: w.T, Dur: w.Dur, Kinds: make(map[string]metrics.KindSecond, len(w.Kinds))},
+		Second:  metrics.Second{T: w.T, Dur: w.Dur, Kinds: make(map[string]metrics.KindSecond, len(w.Kinds)), MeanInFlight: w.MeanInFlight},
 		Started: w.Started, Finished: w.Finished, InFlight: w.InFlight, InFlightBytes: w.InFlightBytes,
 		Derived: w.Derived, Short: w.Short,
 	}
@@ -329,7 +331,7 @@ func (w WireTick) Packed() (metrics.Tick, map[string]*hdr.PackedHistogram, error
 // are the caller's to keep.
 func (w WireTick) Decode() (metrics.Tick, error) {
 	t := metrics.Tick{
-		Second:     metrics.Second{T: w.T, Dur: w.Dur, Kinds: make(map[string]metrics.KindSecond, len(w.Kinds))},
+		Second:     metrics.Second{T: w.T, Dur: w.Dur, Kinds: make(map[string]metrics.KindSecond, len(w.Kinds)), MeanInFlight: w.MeanInFlight},
 		Histograms: make(map[string]*hdr.Histogram, len(w.Kinds)),
 		Started:    w.Started, Finished: w.Finished, InFlight: w.InFlight, InFlightBytes: w.InFlightBytes,
 		Derived: w.Derived, Short: w.Short,

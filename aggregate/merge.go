@@ -345,6 +345,9 @@ func mergedShell(runs []HostRun) *result.Result {
 		m.Late += r.Late
 		m.Missed += r.Missed
 		m.Abandoned += r.Abandoned
+		// The hosts ran at once: their queues add up.
+		m.MeanInFlight += r.MeanInFlight
+		m.Slots += r.Slots
 		own := *r
 		own.Series, own.TickLog = nil, "" // its tick log is not beside the merged result
 		m.Hosts = append(m.Hosts, &own)

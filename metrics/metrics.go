@@ -258,6 +258,10 @@ type Second struct {
 	// Dur is its length in seconds (shorter for the final interval).
 	Dur   float64               `json:"dur"`
 	Kinds map[string]KindSecond `json:"kinds"`
+	// MeanInFlight is how many ops were in flight on average over the
+	// interval (the time integral of the count, over the interval's
+	// length); zero in series recorded before it was measured.
+	MeanInFlight float64 `json:"mean_in_flight,omitempty"`
 }
 
 // Tick closes the interval that ends at elapsed (time since the

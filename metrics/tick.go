@@ -81,9 +81,9 @@ func (s *rateStats) stats() Stats {
 // AddTicks is one second of several runs at once (hosts', taken on one
 // clock) from their ticks of that second: counts added, histograms added
 // (so its percentiles are those of every op of every run, never
-// averages), in-flight ops added. Its end and length are the latest and
-// longest of theirs, its last latency that of the last tick whose kind
-// did ops; a kind is Derived if any tick's is. The histograms are new:
+// averages), in-flight ops and their means added. Its end and length
+// are the latest and longest of theirs, its last latency that of the last
+// tick whose kind did ops; a kind is Derived if any tick's is. The histograms are new:
 // the sum does not alias the ticks'.
 func AddTicks(ticks []Tick) Tick {
 	var s TickSum
@@ -117,6 +117,7 @@ func (s *TickSum) Add(t Tick) {
 	out.Started += t.Started
 	out.Finished += t.Finished
 	out.InFlight += t.InFlight
+	out.MeanInFlight += t.MeanInFlight
 	out.InFlightBytes += t.InFlightBytes
 	out.Short = out.Short || t.Short
 	for _, d := range t.Derived {

@@ -38,7 +38,8 @@ func Heading(w io.Writer, name string, wl *spec.Workload) {
 }
 
 // Summary prints a step's summary: one line per op kind with rates and
-// latency percentiles, then rate spread, CPU, errors and notes, and what
+// latency percentiles, then rate spread, CPU, errors, a queue that was
+// not kept full (result.QueueShort) and notes, and what
 // a time-to-first-byte kind (get-ttfb) measures.
 func Summary(w io.Writer, r *result.Result) {
 	how := "stopped at its " + r.StopReason + " bound"
@@ -81,6 +82,10 @@ func Summary(w io.Writer, r *result.Result) {
 		fmt.Fprintf(w, ", paced ops late %d, missed %d", r.Late, r.Missed)
 	}
 	fmt.Fprintln(w)
+	if held, short := r.QueueShort(); short {
+		fmt.Fprintf(w, "  queue held %.1f of its %d slots on average (%.0f%%): the client, the engine or the target could not keep it full\n",
+			r.MeanInFlight, r.Slots, 100*held)
+	}
 	for i, win := range r.Windows {
 		what := "before the first loss"
 		if i > 0 {

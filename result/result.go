@@ -93,6 +93,13 @@ type Result struct {
 	Late      int64            `json:"late_ops,omitempty"`
 	Missed    int64            `json:"missed_ops,omitempty"`
 	Abandoned int64            `json:"abandoned_ops,omitempty"`
+	// MeanInFlight is how many ops were in flight on average over the
+	// measured period, of the Slots the run could keep in flight (workers
+	// × queue depth); both zero in results saved before they were
+	// measured. QueueShort says whether it fell short where it should
+	// not.
+	MeanInFlight float64 `json:"mean_in_flight,omitempty"`
+	Slots        int     `json:"slots,omitempty"`
 	// BelowMinRate, when set, is why the run failed: a direction's rate
 	// fell below its minimum (StopReason is then StopMinRate).
 	BelowMinRate *RateShortfall `json:"below_min_rate,omitempty"`

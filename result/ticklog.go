@@ -29,12 +29,14 @@ import (
 // histogram does not hold in comment lines, which such readers skip. Each
 // interval, in time order, is
 //
-//	#tick t=T dur=D kinds=N
+//	#tick t=T dur=D kinds=N [in_flight=F]
 //	#kind NAME ops=N bytes=N errors=N last_ns=N   ┐ N times, kinds
 //	Tag=NAME,START,LENGTH,MAX,HISTFAAA...         ┘ sorted by name
 //
 // where T is the interval's end and D its length in seconds since the
-// measurement started (Go's shortest float form, read back exactly), and
+// measurement started (Go's shortest float form, read back exactly), F
+// the mean number of ops in flight over it (absent in logs written before
+// it was measured, and when none were), and
 // the tagged line is the kind's latency histogram (ns) of the interval,
 // its times in seconds since the measurement started and its maximum in
 // milliseconds, as HdrHistogram logs have them. Between intervals, a run
@@ -108,7 +110,11 @@ func (l *TickLog) Tick(t metrics.Tick) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	fmt.Fprintf(&l.buf, "#tick t=%s dur=%s kinds=%d\n", exact(t.T), exact(t.Dur), len(names))
+	fmt.Fprintf(&l.buf, "#tick t=%s dur=%s kinds=%d", exact(t.T), exact(t.Dur), len(names))
+	if t.MeanInFlight > 0 {
+		fmt.Fprintf(&l.buf, " in_flight=%s", exact(t.MeanInFlight))
+	}
+	l.buf.WriteByte('\n')
 	for _, name := range names {
 		k := t.Kinds[name]
 		fmt.Fprintf(&l.buf, "#kind %s ops=%d bytes=%d errors=%d last_ns=%d\n", name, k.Ops, k.Bytes, k.Errors, k.LastNs)
@@ -343,6 +349,9 @@ func readTicks(r *bufio.Reader, sample func(cluster.Sample)) ([]Interval, error)
 			if !finite(sec.T) || !finite(sec.Dur) || sec.Dur < 0 {
 				return nil, fmt.Errorf("line %d: %q: t and dur are not seconds", n, line)
 			}
+			if sec.MeanInFlight, err = meanInFlightOf(line); err != nil {
+				return nil, fmt.Errorf("line %d: %q: %w", n, line, err)
+			}
 		case strings.HasPrefix(line, "#kind "):
 			if sec == nil || kind != "" {
 				return nil, fmt.Errorf("line %d: a kind out of place", n)
@@ -369,4 +378,17 @@ func readTicks(r *bufio.Reader, sample func(cluster.Sample)) ([]Interval, error)
 		series = append(series, *sec)
 	}
 	return series, nil
+}
+
+// meanInFlightOf reads a tick line's in_flight field, 0 when it has none.
+func meanInFlightOf(line string) (float64, error) {
+	_, field, ok := strings.Cut(line, " in_flight=")
+	if !ok {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(field, 64)
+	if err != nil || !finite(f) || f < 0 {
+		return 0, errors.New("in_flight is not a count")
+	}
+	return f, nil
 }

@@ -30,8 +30,8 @@ func writeTicks(t *testing.T, path string, n int) []metrics.Second {
 	return want
 }
 
-// tickInto gives n intervals, as writeTicks describes, to tick, and
-// returns their series.
+// tickInto gives n intervals, as writeTicks describes (with a mean in
+// flight from the second on), to tick, and returns their series.
 func tickInto(tick metrics.Subscriber, n int) []metrics.Second {
 	c := metrics.NewCollector([]string{"read", "write", "get-ttfb"})
 	rec := c.NewRecorder()
@@ -50,6 +50,7 @@ func tickInto(tick metrics.Subscriber, n int) []metrics.Second {
 			elapsed += 300*time.Millisecond - time.Second
 		}
 		tk := c.Tick(elapsed)
+		tk.MeanInFlight = float64(i) / 3 // none in the first
 		want = append(want, tk.Second)
 		tick(tk)
 	}

@@ -108,6 +108,10 @@ type Outcome struct {
 	// Abandoned counts ops still in flight when an interrupted run gave up
 	// waiting for them; they are in no figure.
 	Abandoned int64
+	// MeanInFlight is how many ops were in flight on average over the
+	// measured period (the series' intervals' means, weighted by their
+	// lengths).
+	MeanInFlight float64
 	// BelowMinRate is the direction that fell below its minimum rate,
 	// which failed the run; nil when none did.
 	BelowMinRate *result.RateShortfall
@@ -139,6 +143,7 @@ func (o *Outcome) Result(name string, w *spec.Workload, host result.Host) (*resu
 		StopReason: o.StopReason, Interrupted: o.StopReason == StopInterrupted,
 		Ops: o.Summaries(), Errors: o.Collector.Errors(),
 		CPU: o.CPU, Queue: o.Collector.Queue(), Late: o.Late, Missed: o.Missed, Abandoned: o.Abandoned,
+		MeanInFlight: o.MeanInFlight, Slots: w.Workers * w.QueueDepth,
 		FirstError: o.FirstError, SteadyState: o.Steady,
 		BelowMinRate: o.BelowMinRate,
 		Histograms:   map[string]string{}, HistogramSettings: new(metrics.StandardHistogram()),
@@ -218,6 +223,10 @@ type run struct {
 	syncKind int
 	// soFar makes the outcome so far, the measured time given.
 	soFar func(elapsed time.Duration) *Outcome
+	// flightAt and flightSum are where the ticker last closed the queue
+	// occupancy (meanInFlight): nanoseconds past the ramp's end, and the
+	// integral of the ops in flight up to then.
+	flightAt, flightSum int64
 }
 
 type worker struct {
@@ -234,6 +243,10 @@ type worker struct {
 	writes   atomic.Int64 // writes completed, for FsyncEvery
 	thought  atomic.Int64 // ops completed, for ThinkEvery
 	_        [64]byte     // keep workers' counters on separate cache lines
+	// The integral of its ops in flight: one per slot of a synchronous
+	// session, or its queue's.
+	slots []slotFlight
+	queue queueFlight
 }
 
 // now is the run's time. A nil Clock is tested for rather than defaulted,
@@ -328,7 +341,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 	r.soFar = func(elapsed time.Duration) *Outcome {
 		return &Outcome{
 			Start: out.Start, End: time.Now(), Elapsed: elapsed, Kinds: kinds, Collector: col,
-			CPU: metrics.ReadUsage().Since(usage0, r.now()-r.t0),
+			CPU: metrics.ReadUsage().Since(usage0, r.now()-r.t0), MeanInFlight: r.meanSoFar(),
 		}
 	}
 	r.t0 = r.now()
@@ -464,6 +477,7 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 	last := col.Tick(measured)
 	last.Short = last.Dur < interval.Seconds()/2
 	r.emit(last)
+	out.MeanInFlight = r.meanSoFar()
 	out.End = time.Now()
 	out.Elapsed = measured
 	out.CPU = metrics.ReadUsage().Since(usage0, now-r.t0)
@@ -586,12 +600,19 @@ func (r *run) start(queues []engine.Queue, bufs [][]byte, slots int) <-chan stru
 		mine := bufs[i*slots : (i+1)*slots]
 		if queues != nil {
 			wg.Add(1)
-			go func() { defer wg.Done(); r.asyncLoop(wk, queues[i], mine) }()
+			go func() {
+				defer wg.Done()
+				defer wk.queue.publish() // what the loop did since it last waited
+				r.asyncLoop(wk, queues[i], mine)
+			}()
 			continue
 		}
-		for _, buf := range mine {
+		if wk.slots == nil {
+			wk.slots = make([]slotFlight, slots)
+		}
+		for j, buf := range mine {
 			wg.Add(1)
-			go func() { defer wg.Done(); r.syncLoop(wk, buf) }()
+			go func() { defer wg.Done(); r.syncLoop(wk, buf, &wk.slots[j]) }()
 		}
 	}
 	done := make(chan struct{})
@@ -782,6 +803,7 @@ func (r *run) emit(t metrics.Tick) {
 		t.InFlight += r.issuedInFlight(wk)
 	}
 	t.InFlightBytes = r.backlog.Load()
+	t.MeanInFlight = r.meanInFlight(r.now())
 	t.Derived = r.derived
 	t.Started = t.Finished + t.InFlight
 	for _, sub := range r.opts.Subscribers {
@@ -933,7 +955,7 @@ func (r *run) unqueue(op *engine.Op) {
 // next makes the worker's next op, or stops the run when the workload has
 // none left. Its data waits for fill, once the op is admitted.
 func (r *run) next(wk *worker, op *engine.Op) bool {
-	op.FirstByte = 0
+	op.FirstByte, op.Completed = 0, 0
 	wk.mu.Lock()
 	ok := wk.gen.Next(op)
 	wk.mu.Unlock()
@@ -1007,7 +1029,7 @@ func (r *run) errorClass(err error) string {
 }
 
 // syncLoop is one in-flight slot of a worker on a synchronous session.
-func (r *run) syncLoop(wk *worker, buf []byte) {
+func (r *run) syncLoop(wk *worker, buf []byte, flight *slotFlight) {
 	op := &engine.Op{Buf: buf}
 	timer := newStoppedTimer()
 	// The slot's own counts, handed to the recorder once at the end: no
@@ -1032,7 +1054,13 @@ func (r *run) syncLoop(wk *worker, buf []byte) {
 			// cache line.
 			depth = started - wk.finished.Load()
 		}
+		begin := r.sinceRamp(start)
+		flight.begin(begin)
 		err := r.do(op)
+		if op.Completed == 0 {
+			op.Completed = r.now() // the time finish would read
+		}
+		flight.end(begin, r.sinceRamp(op.Issued), r.sinceRamp(op.Completed))
 		r.unqueue(op)
 		if measured {
 			// One Do is one submission and one completion, as fio counts
@@ -1177,6 +1205,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			}
 			free = free[:len(free)-1]
 			inFlight++
+			wk.queue.begin(r.sinceRamp(start))
 			// Ops staged beyond the depth start only as others complete,
 			// so never more than the depth are in flight in the engine.
 			s.depth = min(inFlight, r.w.QueueDepth)
@@ -1203,6 +1232,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 		if r.paced && !stopping {
 			min = 0
 		}
+		wk.queue.publish()
 		n, err := q.Reap(r.ctx, min, done)
 		if err != nil && n == 0 {
 			if r.ctx.Err() == nil {
@@ -1219,6 +1249,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			free = append(free, s)
 			inFlight--
 			r.unqueue(op)
+			r.landed(wk, s)
 			if errors.Is(op.Err, engine.ErrNotIssued) {
 				wk.gen.Done(op, op.Err)
 				wk.started.Add(-1) // it never started

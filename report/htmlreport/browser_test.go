@@ -207,7 +207,7 @@ func TestPageInHeadlessChromium(t *testing.T) {
 	}
 	want := map[string]bool{}
 	for i := range groups {
-		for _, c := range []string{"bandwidth", "iops", "latency", "distribution", "repeats-iops", "repeats-bandwidth"} {
+		for _, c := range []string{"bandwidth", "iops", "latency", "in-flight", "distribution", "repeats-iops", "repeats-bandwidth"} {
 			want[fmt.Sprintf("%s g%d", c, i+1)] = true
 		}
 	}

@@ -52,7 +52,7 @@ func makeResult(t testing.TB, step, target string, repeat, of int, kinds map[str
 		Ops: map[string]metrics.KindSummary{}, Errors: map[string]int64{}, Histograms: map[string]string{},
 	}
 	for s := range secs {
-		r.Series = append(r.Series, metrics.Second{T: float64(s + 1), Dur: 1, Kinds: map[string]metrics.KindSecond{}})
+		r.Series = append(r.Series, metrics.Second{T: float64(s + 1), Dur: 1, Kinds: map[string]metrics.KindSecond{}, MeanInFlight: 15.5 - float64(s%3)/4})
 	}
 	for kind, k := range kinds {
 		r.Spec.BlockSize = spec.Size(k.bs)

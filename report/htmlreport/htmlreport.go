@@ -13,6 +13,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -277,6 +278,8 @@ func groupSection(g *aggregate.Group, anchor string) groupView {
 // perSecond is one repeat's series for one op kind.
 type perSecond struct {
 	t, mibps, iops []float64
+	// inFlight is the run's mean ops in flight (every kind's) each second.
+	inFlight []float64
 	// latT are the seconds that completed ops, which alone have latency.
 	latT, p50, p99, mean []float64
 }
@@ -291,6 +294,7 @@ func perSecondOf(r *result.Result, kind string) perSecond {
 		ps.t = append(ps.t, s.T)
 		ps.mibps = append(ps.mibps, float64(k.Bytes)/s.Dur/(1<<20))
 		ps.iops = append(ps.iops, float64(k.Ops)/s.Dur)
+		ps.inFlight = append(ps.inFlight, s.MeanInFlight)
 		if k.Ops > 0 && (k.MeanNs > 0 || k.MaxNs > 0) {
 			ps.latT = append(ps.latT, s.T)
 			ps.p50 = append(ps.p50, float64(k.Percentiles.At(50)))
@@ -310,11 +314,13 @@ func secondsAxis(top float64) func(x0, x1 float64) *axis {
 func seriesCharts(g *aggregate.Group, data dataset) []chart {
 	var all []perSecond
 	top, points, latPoints := 0.0, 0, 0
+	occupied := false // results saved before occupancy was measured have none
 	for _, r := range g.Results {
 		ps := perSecondOf(r, g.Kind)
 		all = append(all, ps)
 		points += len(ps.t)
 		latPoints += len(ps.latT)
+		occupied = occupied || slices.ContainsFunc(ps.inFlight, func(x float64) bool { return x > 0 })
 		if len(ps.t) > 0 {
 			top = max(top, ps.t[len(ps.t)-1])
 		}
@@ -343,6 +349,11 @@ func seriesCharts(g *aggregate.Group, data dataset) []chart {
 	}
 	if latPoints > 0 {
 		charts = append(charts, latencyChart(g, all, top, data, &merged))
+	}
+	if occupied {
+		fl := chart{Kind: "in-flight", Title: "Ops in flight per second (mean, every kind's)", XLabel: "time (s)", YLabel: "ops", XUnit: "s", YUnit: "ops", Data: data}
+		lineChart(&fl, rates(func(ps perSecond) []float64 { return ps.inFlight }), secondsAxis(top), false)
+		charts = append(charts, fl)
 	}
 	for i := range charts {
 		charts[i].Legend = legendOf(charts[i].Lines)

@@ -86,7 +86,7 @@ func TestEveryGroupHasItsCharts(t *testing.T) {
 	}
 	for i, g := range groups {
 		id := "g" + strconv.Itoa(i+1)
-		for _, kind := range []string{"bandwidth", "iops", "latency", "distribution", "repeats-iops", "repeats-bandwidth"} {
+		for _, kind := range []string{"bandwidth", "iops", "latency", "in-flight", "distribution", "repeats-iops", "repeats-bandwidth"} {
 			cs := charts(doc, kind, "data-group", id)
 			if len(cs) != 1 {
 				t.Errorf("%s (%s %s on %s): %d %s charts; want 1", id, g.Step, g.Kind, g.Target, len(cs), kind)
@@ -103,7 +103,7 @@ func TestEveryGroupHasItsCharts(t *testing.T) {
 			}
 		}
 		// One line per repeat: 20 seconds each.
-		for _, kind := range []string{"bandwidth", "iops"} {
+		for _, kind := range []string{"bandwidth", "iops", "in-flight"} {
 			lines := findAll(charts(doc, kind, "data-group", id)[0], isTag("polyline"))
 			if len(lines) != 2 {
 				t.Errorf("%s %s: %d lines; want one per repeat", id, kind, len(lines))
@@ -491,5 +491,23 @@ func TestAxisHelpers(t *testing.T) {
 		if got := strings.Join(labels, " "); got != c.want {
 			t.Errorf("log ticks for %v to %v ns: %q; want %q", c.lo, c.hi, got, c.want)
 		}
+	}
+}
+
+// Results saved before the queue occupancy was measured have no chart of
+// it, rather than one flat at zero.
+func TestNoInFlightChartWithoutOccupancy(t *testing.T) {
+	set := realisticSet(t)
+	for _, r := range set.Results {
+		for i := range r.Series {
+			r.Series[i].MeanInFlight = 0
+		}
+	}
+	doc := parse(t, render(t, set, "plan"))
+	if n := len(charts(doc, "in-flight")); n != 0 {
+		t.Errorf("%d charts of ops in flight from results without them", n)
+	}
+	if n := len(charts(doc, "iops")); n == 0 {
+		t.Error("no IOPS chart either: the page did not render its series")
 	}
 }
