@@ -21,11 +21,22 @@ made_dir=""
 file="$dir/compare.dat"
 before_exit() { rm -f "$file"; [ -z "$made_dir" ] || rmdir "$made_dir"; }
 
+# fio's batching options: fio then submits 16 I/Os per system call and reaps
+# only once 8 have completed; cephbench takes them and keeps refilling its
+# queue as each I/O completes.
+batched="--iodepth_batch_submit=16 --iodepth_batch_complete_min=8"
+
 # name | options both tools take | cpu to pin to (one core, for the null engine)
 rows=(
   "4k randread psync qd1|--rw=randread --bs=4k --direct=1 --ioengine=psync --iodepth=1|"
   "4k randread libaio qd64|--rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=64|"
   "4k randread io_uring qd64|--rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=64|"
+  "4k randread libaio qd128|--rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=128|"
+  "4k randread io_uring qd128|--rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=128|"
+  "4k randread libaio qd64 batched|--rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=64 $batched|"
+  "4k randread io_uring qd64 batched|--rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=64 $batched|"
+  "4k randread libaio qd128 batched|--rw=randread --bs=4k --direct=1 --ioengine=libaio --iodepth=128 $batched|"
+  "4k randread io_uring qd128 batched|--rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=128 $batched|"
   "1M seq write direct|--rw=write --bs=1M --direct=1 --ioengine=psync --iodepth=1|"
   "4k randrw 70/30 libaio qd32|--rw=randrw --rwmixread=70 --bs=4k --direct=1 --ioengine=libaio --iodepth=32|"
   "4k randread null|--rw=randread --bs=4k --ioengine=null --iodepth=1|0"
@@ -56,7 +67,7 @@ run() {
   awk -v ops="$ops" '{ printf "%.9f\n", ($1 + $2) / ops }' "$out/time" >>"$out/$tool.cpu"
 }
 
-printf '%-28s %10s %10s   %-29s  %s\n' row "fio IOPS" "cb IOPS" "cb/fio: IOPS lat p99 CPU/op" "IOPS cb/fio per pair"
+printf '%-34s %10s %10s   %-29s  %s\n' row "fio IOPS" "cb IOPS" "cb/fio: IOPS lat p99 CPU/op" "IOPS cb/fio per pair"
 for row in "${rows[@]}"; do
   IFS='|' read -r name opts pin <<<"$row"
   [[ $name =~ ${ROWS:-.} ]] || continue
@@ -68,7 +79,7 @@ for row in "${rows[@]}"; do
   done
   m() { mean <"$out/$1.$2"; }
   per_pair=$(paste "$out/cb.iops" "$out/fio.iops" | awk '{ printf "%s%.2f", (NR > 1 ? "," : ""), ($2 ? $1 / $2 : 0) }')
-  printf '%-28s %10.0f %10.0f   %5s %5s %5s %5s          %s\n' "$name" "$(m fio iops)" "$(m cb iops)" \
+  printf '%-34s %10.0f %10.0f   %5s %5s %5s %5s          %s\n' "$name" "$(m fio iops)" "$(m cb iops)" \
     "$(ratio "$(m cb iops)" "$(m fio iops)")" "$(ratio "$(m cb lat)" "$(m fio lat)")" \
     "$(ratio "$(m cb p99)" "$(m fio p99)")" "$(ratio "$(m cb cpu)" "$(m fio cpu)")" "$per_pair"
 done
