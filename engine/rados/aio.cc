@@ -12,6 +12,8 @@
 
 #include <new>
 
+#include "bodies.hpp"
+
 #include <rados/librados.hpp>
 
 namespace {
@@ -25,11 +27,17 @@ struct rslot {
 } // namespace
 
 struct cbrados {
+	explicit cbrados(int n) : slots(new rslot[n]()), bodies(n, false) {}
+	~cbrados() { delete[] slots; }
+
 	librados::IoCtx io;
 	rslot *slots;
+	/* Writes send the caller's memory: librados keeps no reference
+	 * past an op's completion. */
+	aioq_bodies::Bodies bodies;
 	/* rados bench's allocation hint for writes; 0: none */
-	uint64_t hint_object_size;
-	uint64_t hint_write_size;
+	uint64_t hint_object_size = 0;
+	uint64_t hint_write_size = 0;
 };
 
 /* Runs on a librados finisher thread. */
@@ -66,9 +74,7 @@ extern "C" int cbrados_issue(void *ctx, aioq_slot *s)
 	try {
 		switch (s->op) {
 		case AIOQ_WRITE:
-			/* A fresh static raw per op: librados caches CRCs per raw,
-			 * and the buffer's content changes between ops. */
-			r->bl.push_back(ceph::buffer::create_static(s->len, s->buf));
+			b->bodies.append_write(r->bl, s->buf, s->len);
 			if (b->hint_object_size) {
 				librados::ObjectWriteOperation w;
 				w.set_alloc_hint2(b->hint_object_size, b->hint_write_size,
@@ -86,6 +92,7 @@ extern "C" int cbrados_issue(void *ctx, aioq_slot *s)
 			/* Offered to the messenger to receive straight into
 			 * (librados posts it as the op's rx buffer); otherwise
 			 * the reply replaces it. */
+			b->bodies.read_into(s->buf);
 			r->bl.push_back(ceph::buffer::create_static(s->len, s->buf));
 			ret = b->io.aio_read(s->name, r->comp, &r->bl, s->len, s->off);
 			break;
@@ -113,12 +120,10 @@ extern "C" int cbrados_issue(void *ctx, aioq_slot *s)
 
 extern "C" cbrados *cbrados_new(rados_ioctx_t io, int slots)
 {
-	cbrados *b = new (std::nothrow) cbrados();
-	if (!b)
-		return NULL;
-	b->slots = new (std::nothrow) rslot[slots]();
-	if (!b->slots) {
-		delete b;
+	cbrados *b;
+	try {
+		b = new cbrados(slots);
+	} catch (const std::bad_alloc &) {
 		return NULL;
 	}
 	librados::IoCtx::from_rados_ioctx_t(io, b->io);
@@ -127,7 +132,6 @@ extern "C" cbrados *cbrados_new(rados_ioctx_t io, int slots)
 
 extern "C" void cbrados_free(cbrados *b)
 {
-	delete[] b->slots;
 	delete b;
 }
 

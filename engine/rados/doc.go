@@ -8,7 +8,10 @@
 // the other way round. The data path drives librados aio from C++ (aio.cc,
 // a backend of the queue core in internal/io/aioq): completions are
 // timestamped in the callback and reaped in batches, so one connection
-// keeps any queue depth in flight without an OS thread per op.
+// keeps any queue depth in flight without an OS thread per op. Writes
+// send the caller's memory, with one body for every buffer no read has
+// touched (internal/io/aioq/bodies.hpp), so the messenger's CRC of it is
+// computed once.
 //
 // Pool serves rados load-gen: objects the caller names and sizes, created
 // exclusively, run as an ObjectSet session (engine.ObjectSet) on the same

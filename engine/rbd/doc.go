@@ -15,9 +15,10 @@
 // tool and fio's rbd engine run it; Direct turns it off (fio's direct=1),
 // so that every op reaches the OSDs.
 //
-// The data path drives librbd aio from C (backend.c, a backend of the
+// The data path drives librbd aio from C++ (backend.cc, a backend of the
 // queue core in internal/io/aioq), so one image handle keeps any queue depth
-// in flight without an OS thread per op.
+// in flight without an OS thread per op, and writes hand librbd a body
+// copied once rather than a copy per op (internal/io/aioq/bodies.hpp).
 //
 // It needs cgo, librados and librbd; it is built with the "ceph" build tag
 // (and "pacific" for go-ceph on Ceph 16), as `make` does.

@@ -5,6 +5,7 @@ package rbd
 /*
 #cgo LDFLAGS: -lrbd -lrados
 #cgo CFLAGS: -I${SRCDIR}/../../internal/io/aioq
+#cgo CXXFLAGS: -std=c++17 -O2 -I${SRCDIR}/../../internal/io/aioq
 #include <stdlib.h>
 #include "backend.h"
 
@@ -412,8 +413,14 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 // NewQueue returns an aio queue of the given depth on the image, which
 // stages up to aioq.SpareFor more ops.
 func (s *Session) NewQueue(depth int) (engine.Queue, error) {
-	q, err := aioq.New(depth, aioq.SpareFor(depth, s.bs), C.cbrbd_issue_fn(), unsafe.Pointer(s.image))
+	spare := aioq.SpareFor(depth, s.bs)
+	backend := C.cbrbd_queue_new(s.image, C.int(max(depth+spare, 1)))
+	if backend == nil {
+		return nil, errors.New("rbd: out of memory for the aio queue")
+	}
+	q, err := aioq.New(depth, spare, C.cbrbd_issue_fn(), unsafe.Pointer(backend))
 	if err != nil {
+		C.cbrbd_queue_free(backend)
 		return nil, fmt.Errorf("rbd: %w", err)
 	}
 	s.queues.Add(1)
@@ -422,7 +429,13 @@ func (s *Session) NewQueue(depth int) (engine.Queue, error) {
 		Describe: func(op *engine.Op) string {
 			return fmt.Sprintf("image %s/%s at %d", s.target.Conn.Pool, s.target.Image, s.base+op.Offset)
 		},
-		Closed: func(bool) error { s.queues.Done(); return nil },
+		Closed: func(freed bool) error {
+			defer s.queues.Done()
+			if freed { // else an op in flight would complete into it
+				C.cbrbd_queue_free(backend)
+			}
+			return nil
+		},
 	}), nil
 }
 
