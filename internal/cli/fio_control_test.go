@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/workload"
@@ -57,21 +56,8 @@ func fioJSON(t *testing.T, who, out string) []controlJob {
 // returns its jobs and exit code; the test is skipped without fio.
 func fioControlJobs(t *testing.T, dir string, args ...string) ([]controlJob, int) {
 	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed (scripts/install-deps.sh installs it): nothing to compare with")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "fio", append(args, "--output-format=json")...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return fioJSON(t, "fio", string(out)), code
+	out, _, code := runFio(t, dir, append(args, "--output-format=json")...)
+	return fioJSON(t, "fio", out), code
 }
 
 // ourFio runs cephbench fio in dir like fioControlJobs.

@@ -220,20 +220,7 @@ func TestFioOffsetsAgreeWithFio(t *testing.T) {
 				t.Errorf("cephbench left files %v, fio %v", cbFiles, fioFiles)
 			}
 			largest := slices.Max(slices.Collect(maps.Values(cbFiles)))
-			gen := generatedOffsets(t, c.job, t.TempDir(), largest, 1)
-			for clone, dirs := range logged {
-				var want []int64
-				for _, offs := range dirs {
-					want = append(want, offs...)
-				}
-				got := gen[clone]
-				if !c.ordered {
-					got, want = sortedCopy(got), sortedCopy(want)
-				}
-				if !slices.Equal(got, want) {
-					t.Errorf("clone %d: cephbench touches %d blocks, %v...; fio %d, %v...", clone, len(got), got[:min(8, len(got))], len(want), want[:min(8, len(want))])
-				}
-			}
+			sameBlocks(t, generatedOffsets(t, c.job, t.TempDir(), largest, 1), logged, c.ordered)
 		})
 	}
 }
@@ -269,20 +256,7 @@ func TestFioPercentagesAgreeWithFio(t *testing.T) {
 			if c.setup != nil {
 				c.setup(dir)
 			}
-			gen := generatedOffsets(t, c.job, dir, slices.Max(slices.Collect(maps.Values(cbFiles))), 1)
-			for clone, dirs := range logged {
-				var want []int64
-				for _, offs := range dirs {
-					want = append(want, offs...)
-				}
-				got := gen[clone]
-				if !c.ordered {
-					got, want = sortedCopy(got), sortedCopy(want)
-				}
-				if !slices.Equal(got, want) {
-					t.Errorf("clone %d: cephbench touches %d blocks, %v...; fio %d, %v...", clone, len(got), got[:min(4, len(got))], len(want), want[:min(4, len(want))])
-				}
-			}
+			sameBlocks(t, generatedOffsets(t, c.job, dir, slices.Max(slices.Collect(maps.Values(cbFiles))), 1), logged, c.ordered)
 		})
 	}
 }
@@ -436,5 +410,25 @@ func TestBenchWhereFlags(t *testing.T) {
 	}
 	if code, _, stderr := cephbench(t, t.Context(), "cleanup", dir); code != 0 || len(fileSizes(t, dir)) != 0 {
 		t.Errorf("cleanup: exit %d, %s; left %v", code, stderr, fileSizes(t, dir))
+	}
+}
+
+// sameBlocks checks that each clone's blocks as cephbench generates them
+// (gen) are those fio logged, over all its directions; in order unless
+// ordered is false.
+func sameBlocks(t *testing.T, gen map[int][]int64, logged map[int]map[string][]int64, ordered bool) {
+	t.Helper()
+	for clone, dirs := range logged {
+		var want []int64
+		for _, offs := range dirs {
+			want = append(want, offs...)
+		}
+		got := gen[clone]
+		if !ordered {
+			got, want = sortedCopy(got), sortedCopy(want)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("clone %d: cephbench touches %d blocks, %v...; fio %d, %v...", clone, len(got), got[:min(8, len(got))], len(want), want[:min(8, len(want))])
+		}
 	}
 }

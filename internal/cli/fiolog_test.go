@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -12,25 +13,42 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // realFio runs fio 3.33 with args in dir and returns its standard
 // output, skipping the test without fio.
 func realFio(t *testing.T, dir string, args ...string) string {
 	t.Helper()
+	out, stderr, code := runFio(t, dir, args...)
+	if code != 0 {
+		t.Fatalf("fio %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
+	}
+	return out
+}
+
+// runFio runs fio in dir, for at most a minute, and returns what it
+// printed and its exit code. The test is skipped where fio is not
+// installed.
+func runFio(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	path, err := exec.LookPath("fio")
 	if err != nil {
-		t.Skip("fio is not installed (scripts/install-deps.sh installs it)")
+		t.Skip("fio is not installed (scripts/install-deps.sh installs it): nothing to compare with")
 	}
-	cmd := exec.Command(path, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
 	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("fio %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("fio %s: %v", strings.Join(args, " "), err)
 	}
-	return string(out)
+	return string(out), errOut.String(), code
 }
 
 // fioJobs are the "jobs" of fio's JSON output: each one's name and ops by
