@@ -67,7 +67,7 @@ run() {
   awk -v ops="$ops" '{ printf "%.9f\n", ($1 + $2) / ops }' "$out/time" >>"$out/$tool.cpu"
 }
 
-printf '%-34s %10s %10s   %-29s  %s\n' row "fio IOPS" "cb IOPS" "cb/fio: IOPS lat p99 CPU/op" "IOPS cb/fio per pair"
+printf '%-34s %10s %10s   %-29s  %6s  %s\n' row "fio IOPS" "cb IOPS" "cb/fio: IOPS lat p99 CPU/op" median "IOPS cb/fio per pair"
 for row in "${rows[@]}"; do
   IFS='|' read -r name opts pin <<<"$row"
   [[ $name =~ ${ROWS:-.} ]] || continue
@@ -79,7 +79,9 @@ for row in "${rows[@]}"; do
   done
   m() { mean <"$out/$1.$2"; }
   per_pair=$(paste "$out/cb.iops" "$out/fio.iops" | awk '{ printf "%s%.2f", (NR > 1 ? "," : ""), ($2 ? $1 / $2 : 0) }')
-  printf '%-34s %10.0f %10.0f   %5s %5s %5s %5s          %s\n' "$name" "$(m fio iops)" "$(m cb iops)" \
+  # On a noisy device the median pair says more than the means.
+  median=$(tr , '\n' <<<"$per_pair" | sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+  printf '%-34s %10.0f %10.0f   %5s %5s %5s %5s          %6s  %s\n' "$name" "$(m fio iops)" "$(m cb iops)" \
     "$(ratio "$(m cb iops)" "$(m fio iops)")" "$(ratio "$(m cb lat)" "$(m fio lat)")" \
-    "$(ratio "$(m cb p99)" "$(m fio p99)")" "$(ratio "$(m cb cpu)" "$(m fio cpu)")" "$per_pair"
+    "$(ratio "$(m cb p99)" "$(m fio p99)")" "$(ratio "$(m cb cpu)" "$(m fio cpu)")" "$median" "$per_pair"
 done

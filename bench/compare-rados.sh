@@ -25,7 +25,7 @@ run() {
   local tool=$1 mode=$2; shift 2
   local cmd=(rados)
   [ "$tool" = cb ] && cmd=("$CEPHBENCH" rados)
-  /usr/bin/time -f "%U %S" -o "$out/time" "${cmd[@]}" bench -p "$POOL" "$RUNTIME" "$mode" "$@" >"$out/run" 2>/dev/null
+  /usr/bin/time -f "%U %S" -o "$out/time" "${cmd[@]}" bench -p "$POOL" "$RUNTIME" "$mode" "$@" >"$out/run" 2>"$out/stderr" || failed "$tool"
   local ops
   ops=$(field "Total writes made" "$out/run"); [ -n "$ops" ] || ops=$(field "Total reads made" "$out/run")
   field "Bandwidth (MB/sec)" "$out/run" >>"$out/$tool.bw"

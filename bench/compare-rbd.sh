@@ -32,7 +32,7 @@ run() {
   case $tool in
   rbd)
     /usr/bin/time -f "%U %S" -o "$out/time" rbd bench -p "$POOL" "$IMAGE" --io-type "$type" --io-size "$bs" \
-      --io-threads "$depth" --io-total "$total" --io-pattern "$pattern" >"$out/run" 2>/dev/null
+      --io-threads "$depth" --io-total "$total" --io-pattern "$pattern" >"$out/run" 2>"$out/stderr" || failed "$tool"
     ops=$(awk '/^elapsed:/ { print $4 }' "$out/run")
     iops=$(awk '/^elapsed:/ { print $6 }' "$out/run")
     lat=$(awk -v d="$depth" -v i="$iops" 'BEGIN { printf "%.6g", d / i * 1000 }') # Little's law
@@ -43,7 +43,7 @@ run() {
     [ "$pattern" = rand ] && rw=rand$type
     (cd "$out/fio" && /usr/bin/time -f "%U %S" -o "$out/time" fio --name=cmp --ioengine=rbd --clientname=admin \
       --pool="$POOL" --rbdname="$IMAGE" --rw="$rw" --bs="$bs" --iodepth="$depth" --io_size="$total" \
-      --output-format=json >"$out/run" 2>/dev/null)
+      --output-format=json >"$out/run" 2>"$out/stderr") || failed "$tool"
     local k=".jobs[0].$type"
     ops=$(jq "$k.total_ios" "$out/run")
     iops=$(jq "$k.iops" "$out/run")
@@ -52,7 +52,7 @@ run() {
     ;;
   cb)
     /usr/bin/time -f "%U %S" -o "$out/time" "$CEPHBENCH" rbd bench -p "$POOL" "$IMAGE" --io-type "$type" --io-size "$bs" \
-      --io-threads "$depth" --io-total "$total" --io-pattern "$pattern" --results "$out/res" >"$out/run" 2>/dev/null
+      --io-threads "$depth" --io-total "$total" --io-pattern "$pattern" --results "$out/res" >"$out/run" 2>"$out/stderr" || failed "$tool"
     local r k=".ops.$type"
     r=$(ls -t "$out"/res/*.json | head -1)
     ops=$(jq "$k.ops" "$r")

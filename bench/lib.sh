@@ -28,5 +28,11 @@ if [ -z "${NO_CLUSTER:-}" ] && [ -z "${CEPH_CONF:-}" ]; then
   eval "$("$CEPHBENCH" sandbox env --dir "$sandbox")"
 fi
 
+# failed TOOL: a run of TOOL failed; says why and stops.
+failed() {
+  echo "$1 failed:" >&2
+  tail -5 "$out/stderr" >&2
+  exit 1
+}
 mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0 || a == "" || b == "") print "n/a"; else printf "%.3f", a / b }'; }

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #include <mutex>
-#include <vector>
+#include <unordered_map>
 
 #include <rados/buffer.h>
 
@@ -33,9 +33,8 @@ namespace aioq_bodies {
 /* Where a block's body begins: past workload's header (24 bytes) and
  * rados bench's text (31), on a cache line. */
 constexpr size_t BODY_FROM = 64;
-/* Smaller writes go whole, as one buffer: their CRC costs less than
- * keeping their body. */
-constexpr size_t BODY_MIN_WRITE = 64 << 10;
+/* Smaller writes go whole, as one buffer. */
+constexpr size_t BODY_MIN_WRITE = 2 * BODY_FROM;
 
 class Bodies {
 public:
@@ -43,7 +42,7 @@ public:
 	 * write's data after the op completes, so it is given copies;
 	 * otherwise it is given the caller's memory, which is not changed
 	 * while an op is in flight. */
-	Bodies(int buffers, bool owned) : touched_(buffers), owned_(owned) {}
+	Bodies(int buffers, bool owned) : owned_(owned) { touched_.reserve(buffers); }
 
 	/* Appends to bl the data of a write of len bytes from buf. */
 	void append_write(ceph::bufferlist &bl, char *buf, size_t len)
@@ -62,27 +61,10 @@ public:
 	void read_into(const char *buf)
 	{
 		std::lock_guard<std::mutex> l(mu_);
-		touched *free = nullptr;
-		for (auto &t : touched_) {
-			if (t.buf == buf) {
-				t.body = ceph::bufferptr();
-				return;
-			}
-			if (!t.buf && !free)
-				free = &t;
-		}
-		if (free)
-			free->buf = buf;
-		else
-			overflow_ = true; /* more buffers than said: none is shared */
+		touched_[buf] = ceph::bufferptr();
 	}
 
 private:
-	struct touched {
-		const char *buf = nullptr;
-		ceph::bufferptr body; /* its own, since its last read */
-	};
-
 	ceph::bufferptr piece(char *p, size_t len)
 	{
 		if (owned_)
@@ -94,14 +76,12 @@ private:
 	ceph::bufferptr body(char *buf, size_t n)
 	{
 		std::lock_guard<std::mutex> l(mu_);
-		if (overflow_)
-			return piece(buf + BODY_FROM, n);
-		for (auto &t : touched_) {
-			if (t.buf == buf) {
-				if (t.body.length() < n)
-					t.body = piece(buf + BODY_FROM, n);
-				return ceph::bufferptr(t.body, 0, n);
-			}
+		auto t = touched_.find(buf);
+		if (t != touched_.end()) {
+			/* its own, since its last read */
+			if (t->second.length() < n)
+				t->second = piece(buf + BODY_FROM, n);
+			return ceph::bufferptr(t->second, 0, n);
 		}
 		if (shared_.length() < n)
 			shared_ = ceph::bufferptr(ceph::buffer::copy(buf + BODY_FROM, n));
@@ -109,9 +89,8 @@ private:
 	}
 
 	std::mutex mu_;
-	std::vector<touched> touched_;
+	std::unordered_map<const char *, ceph::bufferptr> touched_;
 	ceph::bufferptr shared_;
-	bool overflow_ = false;
 	bool owned_;
 };
 
