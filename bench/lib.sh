@@ -30,8 +30,8 @@ fi
 
 # failed TOOL: a run of TOOL failed; says why and stops.
 failed() {
-  echo "$1 failed:" >&2
-  tail -5 "$out/stderr" >&2
+  echo "$1 failed: $(head -1 "$out/time" 2>/dev/null)" >&2
+  tail -5 "$out/stderr" "$out/run" >&2
   exit 1
 }
 mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }

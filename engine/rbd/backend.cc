@@ -59,7 +59,8 @@ static void complete(librbd::completion_t c, void *arg)
 	/* librbd reports a write's success as 0: the core wants bytes. */
 	if (s->op == AIOQ_WRITE && ret == 0)
 		ret = (ssize_t)s->len;
-	r->bl.clear();
+	if (s->op == AIOQ_READ)
+		r->bl.clear();
 	aioq_complete(s, (int)ret);
 }
 
@@ -70,18 +71,22 @@ extern "C" int cbrbd_issue(void *ctx, aioq_slot *s)
 	auto *c = new (std::nothrow) librbd::RBD::AioCompletion(s, complete);
 	if (!c)
 		return -ENOMEM;
+	/* Once an op is started, its completion may run (and the slot be
+	 * reused) before the call returns: nothing of the slot is touched
+	 * after it. */
 	int ret;
 	try {
-		r->bl.clear();
 		switch (s->op) {
-		case AIOQ_WRITE:
-			q->bodies.append_write(r->bl, s->buf, s->len);
-			ret = q->img->image.aio_write2(s->off, s->len, r->bl, c, 0);
-			/* librbd holds what it needs of the list */
-			r->bl.clear();
+		case AIOQ_WRITE: {
+			/* librbd copies the list (not the data) before it returns */
+			ceph::bufferlist bl;
+			q->bodies.append_write(bl, s->buf, s->len);
+			ret = q->img->image.aio_write2(s->off, s->len, bl, c, 0);
 			break;
+		}
 		case AIOQ_READ:
 			q->bodies.read_into(s->buf);
+			r->bl.clear();
 			ret = q->img->image.aio_read2(s->off, s->len, r->bl, c, 0);
 			break;
 		default:
@@ -90,10 +95,8 @@ extern "C" int cbrbd_issue(void *ctx, aioq_slot *s)
 	} catch (const std::bad_alloc &) {
 		ret = -ENOMEM;
 	}
-	if (ret < 0) {
-		r->bl.clear();
+	if (ret < 0)
 		c->release();
-	}
 	return ret < 0 ? ret : 0;
 }
 
