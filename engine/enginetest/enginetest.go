@@ -93,6 +93,7 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("CleanKept", func(t *testing.T) { testCleanKept(t, cfg) })
 	t.Run("Kinds", func(t *testing.T) { testKinds(t, cfg) })
 	t.Run("ReusedBuffers", func(t *testing.T) { testReusedBuffers(t, cfg) })
+	t.Run("Sustained", func(t *testing.T) { testSustained(t, cfg) })
 }
 
 func (cfg Config) workload(t *testing.T, target spec.Target, readPercent int, keep bool) *spec.Workload {
