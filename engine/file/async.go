@@ -71,6 +71,16 @@ func (s *AsyncSession) NewQueue(depth int) (engine.Queue, error) {
 // context again.
 const reapWait = 100 * time.Millisecond
 
+// ReapChunk is the most completions Reap hands back at once, unless asked
+// to wait for more. The runner refills each slot Reap returns and the
+// refills reach the kernel together at the next Reap, so a queue whose ops
+// all came back at once (a virtual disk completes a kick's worth of
+// requests together) would go back at once too, and the device would sit
+// idle while the whole queue is checked and refilled, round after round. A
+// few at a time, the first refills are at the device while the rest are
+// still being checked.
+const ReapChunk = 8
+
 var errQueueClosed = errors.New("file: queue closed")
 
 // queue is an engine.Queue on a kaio.Queue. Submit only prepares an op;
@@ -137,7 +147,8 @@ func (q *queue) submit() error {
 }
 
 // Reap submits what Submit prepared, then waits for at least least ops
-// to complete, or ctx to end, rechecking ctx every reapWait. An op comes back
+// to complete, or ctx to end, rechecking ctx every reapWait, and returns
+// at most max(least, ReapChunk) of them. An op comes back
 // with Err set as Do would set it, Issued when it reached the kernel, and
 // Completed when its completion was reaped.
 func (q *queue) Reap(ctx context.Context, least int, done []*engine.Op) (int, error) {
@@ -155,7 +166,8 @@ func (q *queue) Reap(ctx context.Context, least int, done []*engine.Op) (int, er
 		if wait > 0 && ctx.Err() != nil {
 			wait = 0 // take what has completed, without waiting
 		}
-		got, err := q.k.Wait(wait, reapWait, q.comps[:min(len(done)-n, len(q.comps))])
+		room := min(len(done)-n, len(q.comps), max(ReapChunk, want)-n)
+		got, err := q.k.Wait(wait, reapWait, q.comps[:room])
 		if got > 0 {
 			now := engine.Now()
 			for _, c := range q.comps[:got] {

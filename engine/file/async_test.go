@@ -254,6 +254,41 @@ func TestAsyncSteadyStateDoesNotAllocate(t *testing.T) {
 	})
 }
 
+// TestAsyncReapHandsBackAFewAtATime reaps a queue's worth of reads: however
+// many completed together, each Reap hands back at most ReapChunk of them,
+// so that the runner puts the first back in flight before it checks the
+// rest; a caller that waits for more gets them all.
+func TestAsyncReapHandsBackAFewAtATime(t *testing.T) {
+	forEachMechanism(t, func(t *testing.T, mech string) {
+		const depth = 64
+		_, q := openQueue(t, newWorkload(t, filepath.Join(t.TempDir(), "f"), func(w *spec.Workload) { w.IOEngine = mech }), depth)
+		submit := func() {
+			for i := range depth {
+				if err := q.Submit(&engine.Op{Kind: engine.Read, Offset: int64(i) * bs, Buf: make([]byte, bs)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ctx := context.Background()
+		done := make([]*engine.Op, depth)
+		submit()
+		for got := 0; got < depth; {
+			n, err := q.Reap(ctx, 1, done)
+			if err != nil {
+				t.Fatalf("Reap after %d of %d ops: %v", got, depth, err)
+			}
+			if n > file.ReapChunk {
+				t.Fatalf("Reap(1) handed back %d ops at once; want at most %d", n, file.ReapChunk)
+			}
+			got += n
+		}
+		submit()
+		if n, err := q.Reap(ctx, depth, done); err != nil || n != depth {
+			t.Fatalf("Reap(%d) = %d, %v; want all %d", depth, n, err, depth)
+		}
+	})
+}
+
 // TestAsyncCloseWithOpsInFlight closes a queue with ops in the kernel and
 // ops only submitted to it: Close waits for the first and drops the rest.
 func TestAsyncCloseWithOpsInFlight(t *testing.T) {
