@@ -81,11 +81,22 @@ func TestDisruptiveClusterWatchNamesAnOSDWithASlowQueue(t *testing.T) {
 	ceph(t, "config", "set", "osd.1", "osd_debug_inject_dispatch_delay_probability", "1")
 
 	r, out, report = slowOSDRun(t, pool)
+	// The delay may lift osd.1's commit latency past the rule too (8 ms
+	// against 2 ms in one run): osd.1 named on both is right.
 	slow := r.Cluster.During.SlowOSDs
-	if len(slow) != 1 || slow[0].ID != 1 || slow[0].Measure != "queue latency" || slow[0].P99Ms < 10 {
-		t.Fatalf("slow OSDs %+v; want osd.1 alone, on queue latency, its p99 10 ms or more", slow)
+	queue := -1
+	for i, s := range slow {
+		if s.ID != 1 {
+			t.Fatalf("slow OSDs %+v; want osd.1 alone", slow)
+		}
+		if s.Measure == "queue latency" && s.P99Ms >= 10 {
+			queue = i
+		}
 	}
-	line := slow[0].String()
+	if queue < 0 {
+		t.Fatalf("slow OSDs %+v; want osd.1 on queue latency, its p99 10 ms or more", slow)
+	}
+	line := slow[queue].String()
 	t.Logf("%s", line)
 	if !strings.Contains(out, line) || !strings.Contains(report, line) {
 		t.Errorf("%q is not in the summary or the report:\n%s\n%s", line, out, report)
