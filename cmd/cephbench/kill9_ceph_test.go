@@ -141,7 +141,9 @@ func TestKill9RBDThenCleanup(t *testing.T) {
 	killtest.Run(t, killtest.Config{
 		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
 		Phases: []killtest.Phase{
-			{Name: "layout", Args: run("randread", "4k", "10s"), In: killtest.Layout, Delay: 300 * time.Millisecond},
+			// Laying out 8 MiB takes 35-300 ms here: the run is looked at
+			// stopped, a few milliseconds at a time, so a kill lands in it.
+			{Name: "layout", Args: run("randread", "4k", "10s"), In: killtest.Layout, Delay: 20 * time.Millisecond, Step: 2 * time.Millisecond},
 			{Name: "mid-run", Args: run("randwrite", "64k", "10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
 			{Name: "cleanup", Args: run("randwrite", "64k", "1s"), In: killtest.After(1), Delay: 50 * time.Millisecond},
 		},
