@@ -21,9 +21,9 @@ made_dir=""
 file="$dir/compare.dat"
 before_exit() { rm -f "$file"; [ -z "$made_dir" ] || rmdir "$made_dir"; }
 
-# fio's batching options: fio then submits 16 I/Os per system call and reaps
-# only once 8 have completed; cephbench takes them and keeps refilling its
-# queue as each I/O completes.
+# fio's batching options: both tools then submit 16 I/Os per system call;
+# fio reaps only once 8 have completed, cephbench takes that option and
+# keeps refilling its queue as each I/O completes.
 batched="--iodepth_batch_submit=16 --iodepth_batch_complete_min=8"
 
 # name | options both tools take | cpu to pin to (one core, for the null engine)

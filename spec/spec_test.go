@@ -122,6 +122,8 @@ func TestValidate(t *testing.T) {
 		"object multiple": func(w *Workload) { w.ObjectSize = 6000 },
 		"workers":         func(w *Workload) { w.Workers = 0 },
 		"queue depth":     func(w *Workload) { w.QueueDepth = 0 },
+		"submit batch":    func(w *Workload) { w.SubmitBatch = 2 },
+		"negative batch":  func(w *Workload) { w.SubmitBatch = -1 },
 		"no bound":        func(w *Workload) { w.Duration = 0 },
 		"rate":            func(w *Workload) { w.RateIOPS = -1 },
 		"direct align":    func(w *Workload) { w.Direct = true; w.BlockSize = 1000 },

@@ -251,6 +251,13 @@ type Workload struct {
 	// Which values a target takes is its engine's to declare, and
 	// engine.Open checks it; others take only "".
 	IOEngine string `json:"io_engine,omitempty"`
+	// SubmitBatch is how many ops a kernel queue (libaio, io_uring)
+	// gathers before it hands them to the kernel in one system call, as
+	// fio's iodepth_batch_submit; those gathered when the worker waits for
+	// a completion go then. 0 is 1: each op goes as it is queued, fio's
+	// default, which keeps a device fed evenly; more saves system calls
+	// where each costs a trip to a hypervisor. At most QueueDepth.
+	SubmitBatch int `json:"submit_batch,omitempty"`
 
 	Direct bool `json:"direct,omitempty"` // O_DIRECT where the engine has it
 	Verify bool `json:"verify,omitempty"` // check read data against what was written
@@ -539,6 +546,8 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("invalid queue depth %d: must be at least 1", w.QueueDepth)
 	case w.QueueDepth > 65536:
 		return fmt.Errorf("queue depth %d is over the 65536 limit", w.QueueDepth)
+	case w.SubmitBatch < 0 || w.SubmitBatch > w.QueueDepth:
+		return fmt.Errorf("invalid submit batch %d: want 0 to the queue depth, %d", w.SubmitBatch, w.QueueDepth)
 	case w.Duration <= 0 && w.TotalBytes <= 0 && w.TotalOps <= 0:
 		return errors.New("no bound: give a duration, a total size or an operation count")
 	case w.TotalBytes < 0 || w.TotalOps < 0:

@@ -21,6 +21,7 @@ import (
 type AsyncSession struct {
 	*Session
 	mechanism string // kaio.LibAIO or kaio.IOURing
+	batch     int    // ops gathered per submission: spec.Workload.SubmitBatch
 }
 
 var _ engine.AsyncSession = (*AsyncSession)(nil)
@@ -42,7 +43,7 @@ func openAsync(ctx context.Context, w *spec.Workload) (*AsyncSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AsyncSession{Session: s, mechanism: w.IOEngine}, nil
+	return &AsyncSession{Session: s, mechanism: w.IOEngine, batch: max(w.SubmitBatch, 1)}, nil
 }
 
 // NewQueue returns a queue of depth ops on a kernel queue of its own. Its
@@ -55,6 +56,7 @@ func (s *AsyncSession) NewQueue(depth int) (engine.Queue, error) {
 	q := &queue{
 		s:      s.Session,
 		k:      k,
+		batch:  min(s.batch, k.Batch()),
 		ops:    make([]*engine.Op, depth),
 		moved:  make([]int, depth),
 		free:   make([]int, depth),
@@ -72,23 +74,25 @@ func (s *AsyncSession) NewQueue(depth int) (engine.Queue, error) {
 const reapWait = 100 * time.Millisecond
 
 // ReapChunk is the most completions Reap hands back at once, unless asked
-// to wait for more. The runner refills each slot Reap returns and the
-// refills reach the kernel together at the next Reap, so a queue whose ops
-// all came back at once (a virtual disk completes a kick's worth of
-// requests together) would go back at once too, and the device would sit
-// idle while the whole queue is checked and refilled, round after round. A
-// few at a time, the first refills are at the device while the rest are
+// to wait for more. A virtual disk completes a kick's worth of requests
+// together; handed back all at once, they would be checked and refilled
+// all at once, and the device would sit idle meanwhile, round after round.
+// A few at a time, the first refills are at the device while the rest are
 // still being checked.
 const ReapChunk = 8
 
 var errQueueClosed = errors.New("file: queue closed")
 
-// queue is an engine.Queue on a kaio.Queue. Submit only prepares an op;
-// the batch goes to the kernel in one system call when Reap is called, or
-// when the kernel queue's batch is full. Not safe for concurrent use.
+// queue is an engine.Queue on a kaio.Queue. Submit prepares an op and
+// hands what is prepared to the kernel in one system call once batch ops
+// are; Reap hands it what is left. Not safe for concurrent use.
 type queue struct {
-	s *Session
-	k kaio.Queue
+	s     *Session
+	k     kaio.Queue
+	batch int
+	// failed is a submission's failure, the kernel queue's own, which
+	// Reap reports: the ops it held are the queue's by then.
+	failed error
 
 	ops    []*engine.Op // by slot; nil when free
 	moved  []int        // by slot: bytes done by earlier parts of a short op
@@ -112,11 +116,6 @@ func (q *queue) Submit(op *engine.Op) error {
 	if err := q.s.check(op); err != nil {
 		return err
 	}
-	if q.k.Pending() == q.k.Batch() {
-		if err := q.submit(); err != nil {
-			return err
-		}
-	}
 	slot := q.free[len(q.free)-1]
 	if err := q.k.Prep(slot, q.s.fds[op.File], op.Kind == engine.Write, op.Buf, op.Offset); err != nil {
 		return err
@@ -124,6 +123,9 @@ func (q *queue) Submit(op *engine.Op) error {
 	q.free = q.free[:len(q.free)-1]
 	q.ops[slot] = op
 	q.unsent = append(q.unsent, op)
+	if q.k.Pending() >= q.batch && q.failed == nil {
+		q.failed = q.submit()
+	}
 	return nil
 }
 
@@ -152,8 +154,11 @@ func (q *queue) submit() error {
 // with Err set as Do would set it, Issued when it reached the kernel, and
 // Completed when its completion was reaped.
 func (q *queue) Reap(ctx context.Context, least int, done []*engine.Op) (int, error) {
-	if q.closed {
+	switch {
+	case q.closed:
 		return 0, errQueueClosed
+	case q.failed != nil:
+		return 0, q.failed
 	}
 	if inFlight := q.k.InFlight(); least > inFlight {
 		return 0, fmt.Errorf("file: reap of %d ops with only %d in flight", least, inFlight)

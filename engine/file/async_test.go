@@ -289,12 +289,54 @@ func TestAsyncReapHandsBackAFewAtATime(t *testing.T) {
 	})
 }
 
+// An op reaches the kernel, and its latency starts, as soon as it is
+// submitted, unless the workload gathers a batch first: then when the
+// batch is whole, or when the worker reaps.
+func TestAsyncSubmitBatch(t *testing.T) {
+	forEachMechanism(t, func(t *testing.T, mech string) {
+		for _, batch := range []int{0, 1, 4} {
+			const depth = 8
+			_, q := openQueue(t, newWorkload(t, filepath.Join(t.TempDir(), "f"), func(w *spec.Workload) {
+				w.IOEngine, w.QueueDepth, w.SubmitBatch = mech, depth, batch
+			}), depth)
+			ops := make([]*engine.Op, depth-1)
+			for i := range ops {
+				ops[i] = &engine.Op{Kind: engine.Read, Offset: int64(i) * bs, Buf: make([]byte, bs)}
+				if err := q.Submit(ops[i]); err != nil {
+					t.Fatal(err)
+				}
+				for j, op := range ops[:i+1] {
+					// Ops of a whole batch are in the kernel; the rest wait.
+					if sent := j < (i+1)/max(batch, 1)*max(batch, 1); sent != (op.Issued != 0) {
+						t.Fatalf("batch %d, after %d submitted: op %d in the kernel %v; want %v", batch, i+1, j, op.Issued != 0, sent)
+					}
+				}
+			}
+			done := make([]*engine.Op, depth)
+			for got := 0; got < len(ops); {
+				n, err := q.Reap(context.Background(), 1, done)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got += n
+			}
+			for j, op := range ops {
+				if op.Issued == 0 || op.Err != nil {
+					t.Errorf("batch %d: op %d reaped with issued %v, error %v", batch, j, op.Issued, op.Err)
+				}
+			}
+		}
+	})
+}
+
 // TestAsyncCloseWithOpsInFlight closes a queue with ops in the kernel and
 // ops only submitted to it: Close waits for the first and drops the rest.
 func TestAsyncCloseWithOpsInFlight(t *testing.T) {
 	forEachMechanism(t, func(t *testing.T, mech string) {
 		const depth = 16
-		s, _ := openQueue(t, newWorkload(t, filepath.Join(t.TempDir(), "f"), func(w *spec.Workload) { w.IOEngine, w.Direct = mech, true }), 1)
+		s, _ := openQueue(t, newWorkload(t, filepath.Join(t.TempDir(), "f"), func(w *spec.Workload) {
+			w.IOEngine, w.Direct, w.QueueDepth, w.SubmitBatch = mech, true, depth, depth
+		}), 1)
 		q, err := s.NewQueue(depth)
 		if err != nil {
 			t.Fatal(err)

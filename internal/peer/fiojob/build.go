@@ -237,6 +237,15 @@ func (p *parser) build(pj *pending) (Job, error) {
 		}
 	}
 
+	// fio's own fix-ups: a batch of 0 or more than iodepth is iodepth, and
+	// the most to reap at once is at least the least.
+	batchSubmit := o.batchSubmit
+	if batchSubmit == 0 || batchSubmit > o.iodepth {
+		batchSubmit = o.iodepth
+	}
+	if w.IOEngine == "libaio" || w.IOEngine == "io_uring" {
+		w.SubmitBatch = int(batchSubmit)
+	}
 	check := w
 	if wholeTarget && check.Duration == 0 && check.TotalOps == 0 {
 		check.TotalBytes = check.BlockSize // SetTargetSize will set the bound
@@ -245,12 +254,6 @@ func (p *parser) build(pj *pending) (Job, error) {
 		return Job{}, fail("%v", err)
 	}
 
-	// fio's own fix-ups: a batch of 0 or more than iodepth is iodepth, and
-	// the most to reap at once is at least the least.
-	batchSubmit := o.batchSubmit
-	if batchSubmit == 0 || batchSubmit > o.iodepth {
-		batchSubmit = o.iodepth
-	}
 	batchMax := max(o.batchMax, o.batchMin)
 	// fio prints block sizes as min-max, with 4 significant figures, in
 	// binary units unless kb_base=1000.

@@ -135,10 +135,10 @@ type Job struct {
 	RandSeed    uint64
 	RandSeedSet bool
 	// IODepthBatchSubmit, IODepthBatchCompleteMin, IODepthBatchCompleteMax:
-	// iodepth_batch_submit, iodepth_batch_complete_min and _max. They
-	// change how fio issues I/O, not what cephbench measures: its engines
-	// submit and reap each I/O as a queue slot frees rather than in
-	// batches.
+	// iodepth_batch_submit, iodepth_batch_complete_min and _max, as fio
+	// corrects them. The first is the kernel queues' Workload.SubmitBatch;
+	// the other two change nothing: a worker reaps each I/O as it
+	// completes and refills its slot at once.
 	IODepthBatchSubmit, IODepthBatchCompleteMin, IODepthBatchCompleteMax int
 
 	// Logs are the fio log files the job writes, with their names

@@ -2,6 +2,7 @@ package fiojob
 
 import (
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -447,5 +448,31 @@ func TestIODepthBatch(t *testing.T) {
 	j = mustParse(t, append(base, "--iodepth_batch=0", "--iodepth_batch_complete_min=8", "--name=j"), nil, nil).Jobs[0]
 	if j.IODepthBatchSubmit != 32 || j.IODepthBatchCompleteMax != 8 {
 		t.Errorf("iodepth_batch=0: %d, complete max %d", j.IODepthBatchSubmit, j.IODepthBatchCompleteMax)
+	}
+	if j.Workload.SubmitBatch != 0 {
+		t.Errorf("null engine: submit batch %d; want none, it has no kernel queue", j.Workload.SubmitBatch)
+	}
+}
+
+// A kernel queue submits as fio would: each I/O in its own call unless
+// iodepth_batch_submit says more.
+func TestIODepthBatchSubmitsAsFio(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	for _, c := range []struct {
+		extra []string
+		want  int
+	}{
+		{nil, 1},
+		{[]string{"--iodepth_batch_submit=16"}, 16},
+		{[]string{"--iodepth_batch=0"}, 64},
+		{[]string{"--iodepth_batch=100"}, 64},
+	} {
+		for _, engine := range []string{"libaio", "io_uring"} {
+			args := append([]string{"--ioengine=" + engine, "--filename=" + file, "--size=1m", "--iodepth=64", "--name=j"}, c.extra...)
+			w := mustParse(t, args, nil, nil).Jobs[0].Workload
+			if w.SubmitBatch != c.want || w.QueueDepth != 64 {
+				t.Errorf("%s %v: submit batch %d at depth %d; want %d at 64", engine, c.extra, w.SubmitBatch, w.QueueDepth, c.want)
+			}
+		}
 	}
 }

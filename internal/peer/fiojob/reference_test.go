@@ -112,7 +112,7 @@ func TestReport004(t *testing.T) {
 				Name: w.name, Target: spec.Target{Scheme: "file", Location: "/dev/sdb"},
 				Pattern: w.pattern, ReadPercent: w.reads, BlockSize: w.bs, FileSize: 1 << 30,
 				Workers: 1, QueueDepth: 128, Duration: spec.Duration(600 * time.Second),
-				IOEngine: "libaio", Direct: true, StopOnError: "all", RandomMap: w.pattern == spec.Random,
+				IOEngine: "libaio", SubmitBatch: 1, Direct: true, StopOnError: "all", RandomMap: w.pattern == spec.Random,
 			}
 			if j.Workload != wl {
 				t.Errorf("workload\n got %+v\nwant %+v", j.Workload, wl)
