@@ -3,11 +3,18 @@
 # pool, three pairs per row, and prints cephbench/rados for bandwidth, IOPS,
 # mean latency and client CPU seconds per op.
 #
+# Each tool also runs SHORT_SECONDS, so that its CPU splits into a cost
+# per op (the difference between the two runs over the difference in ops)
+# and a fixed cost per run (starting, connecting, filling buffers, saving
+# results): the script prints each tool's.
+#
 #   bench/compare-rados.sh          uses the cluster in CEPH_CONF, or starts a sandbox
-# Environment: SECONDS_PER_RUN (default 10), PAIRS (default 3), POOL (default
+# Environment: SECONDS_PER_RUN (default 10), SHORT_SECONDS (default 3), PAIRS (default 3), POOL (default
 # cbcompare, created and removed), CEPHBENCH (default bin/cephbench), ROWS (a
 # regular expression: only the rows whose names match; default all).
 RUNTIME=${SECONDS_PER_RUN:-10}
+SHORT=${SHORT_SECONDS:-3}
+[ "$SHORT" -lt "$RUNTIME" ] || { echo "SHORT_SECONDS ($SHORT) must be under SECONDS_PER_RUN ($RUNTIME)" >&2; exit 2; }
 PAIRS=${PAIRS:-3}
 POOL=${POOL:-cbcompare}
 # shellcheck source=bench/lib.sh
@@ -19,37 +26,52 @@ ceph osd pool application enable "$POOL" rados >/dev/null 2>&1
 # field NAME FILE: the number after "NAME:" in a rados bench summary.
 field() { awk -F: -v k="$1" '$1 == k { gsub(/ /, "", $2); print $2; exit }' "$2"; }
 
-# run TOOL MODE ARGS...: one run; appends bandwidth, IOPS, mean latency and
+# run TOOL MODE SECONDS ARGS...: one run; appends its CPU seconds and ops to
+# $out/TOOL.SECONDS, and for a full run bandwidth, IOPS, mean latency and
 # CPU seconds per op to $out/TOOL.*
 run() {
-  local tool=$1 mode=$2; shift 2
+  local tool=$1 mode=$2 secs=$3; shift 3
   local cmd=(rados)
   [ "$tool" = cb ] && cmd=("$CEPHBENCH" rados)
-  /usr/bin/time -f "%U %S" -o "$out/time" "${cmd[@]}" bench -p "$POOL" "$RUNTIME" "$mode" "$@" >"$out/run" 2>"$out/stderr" || failed "$tool"
+  /usr/bin/time -f "%U %S" -o "$out/time" "${cmd[@]}" bench -p "$POOL" "$secs" "$mode" "$@" >"$out/run" 2>"$out/stderr" || failed "$tool"
   local ops
   ops=$(field "Total writes made" "$out/run"); [ -n "$ops" ] || ops=$(field "Total reads made" "$out/run")
+  awk -v ops="$ops" '{ print $1 + $2, ops }' "$out/time" >>"$out/$tool.$secs"
+  [ "$secs" = "$RUNTIME" ] || return 0
   field "Bandwidth (MB/sec)" "$out/run" >>"$out/$tool.bw"
   awk '/^Average IOPS/ { print $NF }' "$out/run" >>"$out/$tool.iops"
   field "Average Latency(s)" "$out/run" >>"$out/$tool.lat"
   awk -v ops="$ops" '{ printf "%.9f\n", ($1 + $2) / ops }' "$out/time" >>"$out/$tool.cpu"
 }
 
-printf '%-22s %9s %9s %8s %8s %8s %12s  %s\n' row "rados MB/s" "cb MB/s" "bw" "IOPS" "mean lat" "CPU s/op" "(cephbench/rados)"
+printf '%-22s %9s %9s %8s %8s %8s %12s  %-26s  %s\n' row "rados MB/s" "cb MB/s" "bw" "IOPS" "mean lat" "CPU s/op" \
+  "µs/op, marginal: rados cb" "cb/rados  fixed ms: rados cb"
 row() {
   local name=$1 mode=$2; shift 2
   [[ $name =~ ${ROWS:-.} ]] || return 0
-  rm -f "$out"/*.bw "$out"/*.iops "$out"/*.lat "$out"/*.cpu
+  rm -f "$out"/*.bw "$out"/*.iops "$out"/*.lat "$out"/*.cpu "$out"/*."$RUNTIME" "$out"/*."$SHORT"
+  local tool tools
   for i in $(seq "$PAIRS"); do
     # Alternate which tool goes first.
-    if [ $((i % 2)) -eq 1 ]; then run rados "$mode" "$@"; run cb "$mode" "$@"; else run cb "$mode" "$@"; run rados "$mode" "$@"; fi
+    tools=(rados cb)
+    [ $((i % 2)) -eq 1 ] || tools=(cb rados)
+    for tool in "${tools[@]}"; do
+      run "$tool" "$mode" "$RUNTIME" "$@"
+      run "$tool" "$mode" "$SHORT" "$@"
+    done
     [ "$mode" = write ] && rados -p "$POOL" cleanup >/dev/null 2>&1 || true
   done
+  # marginal TOOL: CPU µs per op beyond the shorter run's; fixed TOOL: ms
+  # of CPU a run costs besides its ops.
+  marginal() { paste -d' ' "$out/$1.$RUNTIME" "$out/$1.$SHORT" | awk '{ print ($1 - $3) / ($2 - $4) * 1e6 }' | mean; }
+  fixed() { paste -d' ' "$out/$1.$RUNTIME" "$out/$1.$SHORT" | awk '{ print ($3 - ($1 - $3) / ($2 - $4) * $4) * 1e3 }' | mean; }
   local rb cb
   rb=$(mean <"$out/rados.bw"); cb=$(mean <"$out/cb.bw")
-  printf '%-22s %9s %9s %8s %8s %8s %12s\n' "$name" "$rb" "$cb" "$(ratio "$cb" "$rb")" \
+  printf '%-22s %9s %9s %8s %8s %8s %12s  %7.1f %7.1f            %5s  %6.0f %6.0f\n' "$name" "$rb" "$cb" "$(ratio "$cb" "$rb")" \
     "$(ratio "$(mean <"$out/cb.iops")" "$(mean <"$out/rados.iops")")" \
     "$(ratio "$(mean <"$out/cb.lat")" "$(mean <"$out/rados.lat")")" \
-    "$(ratio "$(mean <"$out/cb.cpu")" "$(mean <"$out/rados.cpu")")"
+    "$(ratio "$(mean <"$out/cb.cpu")" "$(mean <"$out/rados.cpu")")" \
+    "$(marginal rados)" "$(marginal cb)" "$(ratio "$(marginal cb)" "$(marginal rados)")" "$(fixed rados)" "$(fixed cb)"
 }
 
 row "4M write -t 16" write -t 16

@@ -4,6 +4,12 @@
 # cephbench/peer for IOPS, mean and p99 latency and client CPU seconds per
 # op. All three run librbd's cache as they do by default: in writeback.
 #
+# Each tool also runs a quarter of each row's total, so that its CPU splits
+# into a cost per op (the difference between the two runs over the
+# difference in ops) and a fixed cost per run (starting, connecting,
+# filling buffers, saving results), which weighs on a row of few ops: the
+# script prints cephbench/peer for the first and each tool's second.
+#
 #   bench/compare-rbd.sh           uses the cluster in CEPH_CONF, or starts a sandbox
 # Environment: ROUNDS (default 3), POOL (default cbcompare-rbd, created and
 # removed), CEPHBENCH (default bin/cephbench), ROWS (a regular expression: only
@@ -25,10 +31,12 @@ mkdir "$out/fio" && ln -s "$(realpath "$CEPH_CONF")" "$out/fio/ceph.conf"
 
 cpu() { awk -v ops="$1" '{ printf "%.9f\n", ($1 + $2) / ops }' "$out/time"; }
 
-# run TOOL TYPE PATTERN BS DEPTH TOTAL: one run; appends IOPS, mean and p99
-# latency (ms) and CPU seconds per op to $out/TOOL.*
+# run TOOL TYPE PATTERN BS DEPTH TOTAL [short]: one run; appends IOPS, mean
+# and p99 latency (ms) and CPU seconds per op to $out/TOOL.*, and its CPU
+# seconds and ops to $out/TOOL.full, or with short only the last to
+# $out/TOOL.short.
 run() {
-  local tool=$1 type=$2 pattern=$3 bs=$4 depth=$5 total=$6 ops iops lat p99
+  local tool=$1 type=$2 pattern=$3 bs=$4 depth=$5 total=$6 short=${7:-} ops iops lat p99
   case $tool in
   rbd)
     /usr/bin/time -f "%U %S" -o "$out/time" rbd bench -p "$POOL" "$IMAGE" --io-type "$type" --io-size "$bs" \
@@ -61,31 +69,46 @@ run() {
     p99=$(jq "[$k.latency.percentiles_ns[] | select(.p == 99)][0].ns / 1e6" "$r")
     ;;
   esac
+  awk -v ops="$ops" '{ print $1 + $2, ops }' "$out/time" >>"$out/$tool.${short:-full}"
+  [ -z "$short" ] || return 0
   echo "$iops" >>"$out/$tool.iops"
   echo "$lat" >>"$out/$tool.lat"
   [ -n "$p99" ] && echo "$p99" >>"$out/$tool.p99"
   cpu "$ops" >>"$out/$tool.cpu"
 }
 
-printf '%-22s %8s %8s %8s   %-29s %-29s\n' row "rbd IOPS" "fio IOPS" "cb IOPS" "cb/rbd: IOPS lat p99 CPU/op" "cb/fio: IOPS lat p99 CPU/op"
+printf '%-22s %8s %8s %8s   %-29s %-29s  %-25s  %s\n' row "rbd IOPS" "fio IOPS" "cb IOPS" "cb/rbd: IOPS lat p99 CPU/op" \
+  "cb/fio: IOPS lat p99 CPU/op" "µs/op, marginal: rbd fio cb" "cb/best  fixed ms: rbd fio cb"
+# row NAME TYPE PATTERN BS DEPTH TOTAL SHORT: SHORT is the shorter run's total.
 row() {
-  local name=$1; shift
+  local name=$1 short=$7
   [[ $name =~ ${ROWS:-.} ]] || return 0
-  rm -f "$out"/*.iops "$out"/*.lat "$out"/*.p99 "$out"/*.cpu
-  local tools=(rbd fio cb)
+  rm -f "$out"/*.iops "$out"/*.lat "$out"/*.p99 "$out"/*.cpu "$out"/*.full "$out"/*.short
+  local tools=(rbd fio cb) args=("${@:2:5}")
   for i in $(seq "$ROUNDS"); do
-    for j in 0 1 2; do run "${tools[$(((i + j) % 3))]}" "$@"; done
+    for j in 0 1 2; do
+      run "${tools[$(((i + j) % 3))]}" "${args[@]}"
+      run "${tools[$(((i + j) % 3))]}" "${args[@]:0:4}" "$short" short
+    done
   done
   local m
   m() { [ -f "$out/$1.$2" ] && mean <"$out/$1.$2" || true; }
+  # marginal TOOL: CPU µs per op beyond the shorter run's; fixed TOOL: ms
+  # of CPU a run costs besides its ops.
+  marginal() { paste -d' ' "$out/$1.full" "$out/$1.short" | awk '{ print ($1 - $3) / ($2 - $4) * 1e6 }' | mean; }
+  fixed() { paste -d' ' "$out/$1.full" "$out/$1.short" | awk '{ print ($3 - ($1 - $3) / ($2 - $4) * $4) * 1e3 }' | mean; }
   local cmp=()
   for peer in rbd fio; do
     cmp+=("$(printf '%5s %5s %5s %5s' "$(ratio "$(m cb iops)" "$(m "$peer" iops)")" "$(ratio "$(m cb lat)" "$(m "$peer" lat)")" \
       "$(ratio "$(m cb p99)" "$(m "$peer" p99)")" "$(ratio "$(m cb cpu)" "$(m "$peer" cpu)")")")
   done
-  printf '%-22s %8.0f %8.0f %8.0f   %-29s %-29s\n' "$name" "$(m rbd iops)" "$(m fio iops)" "$(m cb iops)" "${cmp[0]}" "${cmp[1]}"
+  local best
+  best=$(printf '%s\n%s\n' "$(marginal rbd)" "$(marginal fio)" | sort -g | head -1)
+  printf '%-22s %8.0f %8.0f %8.0f   %-29s %-29s  %7.1f %7.1f %7.1f     %5s  %6.0f %6.0f %6.0f\n' "$name" "$(m rbd iops)" "$(m fio iops)" \
+    "$(m cb iops)" "${cmp[0]}" "${cmp[1]}" "$(marginal rbd)" "$(marginal fio)" "$(marginal cb)" "$(ratio "$(marginal cb)" "$best")" \
+    "$(fixed rbd)" "$(fixed fio)" "$(fixed cb)"
 }
 
-row "4K randwrite qd 32" write rand 4K 32 256M
-row "4K randread qd 32" read rand 4K 32 256M
-row "4M seq write qd 16" write seq 4M 16 1G
+row "4K randwrite qd 32" write rand 4K 32 256M 64M
+row "4K randread qd 32" read rand 4K 32 256M 64M
+row "4M seq write qd 16" write seq 4M 16 1G 256M

@@ -9,8 +9,6 @@
  *  - the messenger computes the CRC of a buffer's bytes once and caches it
  *    on the buffer, where a fresh buffer per op costs a CRC pass over
  *    every byte of every op;
- *  - the kernel copies the body into the socket from memory the cache
- *    holds, rather than from each buffer of a deep queue in turn;
  *  - librbd keeps the buffers it is given in its cache, so it must own
  *    what it is given: one copy in all, not one per op.
  * A buffer a read has landed in keeps a body of its own, dropped at its
