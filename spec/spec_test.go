@@ -124,6 +124,7 @@ func TestValidate(t *testing.T) {
 		"queue depth":     func(w *Workload) { w.QueueDepth = 0 },
 		"submit batch":    func(w *Workload) { w.SubmitBatch = 2 },
 		"negative batch":  func(w *Workload) { w.SubmitBatch = -1 },
+		"batch, no queue": func(w *Workload) { w.QueueDepth, w.SubmitBatch = 8, 4 },
 		"no bound":        func(w *Workload) { w.Duration = 0 },
 		"rate":            func(w *Workload) { w.RateIOPS = -1 },
 		"direct align":    func(w *Workload) { w.Direct = true; w.BlockSize = 1000 },
@@ -147,6 +148,11 @@ func TestValidate(t *testing.T) {
 		"verify backlog":  func(w *Workload) { w.ReadPercent, w.VerifyWrites, w.VerifyBacklog = 0, true, -1 },
 		"backlog, reads":  func(w *Workload) { w.VerifyBacklog = 8 },
 		"batch alone":     func(w *Workload) { w.ReadPercent, w.VerifyWrites, w.VerifyBacklogBatch = 0, true, 8 },
+	}
+	batched := valid()
+	batched.Target, batched.IOEngine, batched.QueueDepth, batched.SubmitBatch = Target{"file", "/x"}, "io_uring", 8, 4
+	if err := batched.Validate(); err != nil {
+		t.Errorf("io_uring at depth 8, 4 ops per submission: %v", err)
 	}
 	backlog := valid()
 	backlog.ReadPercent, backlog.VerifyWrites, backlog.VerifyBacklog = 0, true, 8

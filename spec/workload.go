@@ -548,6 +548,8 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("queue depth %d is over the 65536 limit", w.QueueDepth)
 	case w.SubmitBatch < 0 || w.SubmitBatch > w.QueueDepth:
 		return fmt.Errorf("invalid submit batch %d: want 0 to the queue depth, %d", w.SubmitBatch, w.QueueDepth)
+	case w.SubmitBatch > 1 && w.IOEngine != "libaio" && w.IOEngine != "io_uring":
+		return fmt.Errorf("a submit batch of %d needs a kernel queue (I/O engine libaio or io_uring)", w.SubmitBatch)
 	case w.Duration <= 0 && w.TotalBytes <= 0 && w.TotalOps <= 0:
 		return errors.New("no bound: give a duration, a total size or an operation count")
 	case w.TotalBytes < 0 || w.TotalOps < 0:
