@@ -165,10 +165,7 @@ func testSync(t *testing.T, cfg Config) {
 	}
 	if as, ok := s.Session.(engine.AsyncSession); ok {
 		const depth = 4
-		q, err := as.NewQueue(depth)
-		if err != nil {
-			t.Fatalf("NewQueue(%d): %v", depth, err)
-		}
+		q := newQueue(t, as, depth)
 		ops := make([]*engine.Op, depth)
 		for i := range ops {
 			ops[i] = s.op(engine.Write, i)

@@ -180,6 +180,16 @@ func openImplementing[I any](t *testing.T, cfg Config) (*session, I) {
 	return s, i
 }
 
+// newQueue is a queue of depth ops on as; the test ends if there is none.
+func newQueue(t *testing.T, as engine.AsyncSession, depth int) engine.Queue {
+	t.Helper()
+	q, err := as.NewQueue(depth)
+	if err != nil {
+		t.Fatalf("NewQueue(%d): %v", depth, err)
+	}
+	return q
+}
+
 func (s *session) close() {
 	s.t.Helper()
 	s.closed = true
@@ -464,10 +474,7 @@ func reapAll(t *testing.T, q engine.Queue, want []*engine.Op, batch int) {
 func testAsync(t *testing.T, cfg Config) {
 	s, as := openImplementing[engine.AsyncSession](t, cfg)
 	const depth = 4
-	q, err := as.NewQueue(depth)
-	if err != nil {
-		t.Fatalf("NewQueue(%d): %v", depth, err)
-	}
+	q := newQueue(t, as, depth)
 	submit := func(kind engine.OpKind) []*engine.Op {
 		ops := make([]*engine.Op, depth)
 		for i := range ops {
@@ -482,7 +489,10 @@ func testAsync(t *testing.T, cfg Config) {
 	reapAll(t, q, submit(engine.Write), depth)
 
 	done := make([]*engine.Op, depth)
-	var n int
+	var (
+		n   int
+		err error
+	)
 	within(t, "Reap(min=0) with nothing in flight", func() { n, err = q.Reap(t.Context(), 0, done) })
 	if err != nil || n != 0 {
 		t.Fatalf("Reap(min=0) with nothing in flight returned %d ops, error %v; want 0, nil", n, err)
@@ -521,10 +531,7 @@ func testStaging(t *testing.T, cfg Config) {
 	s, as := openImplementing[engine.AsyncSession](t, cfg)
 	defer s.close()
 	const depth = 4
-	q, err := as.NewQueue(depth)
-	if err != nil {
-		t.Fatalf("NewQueue(%d): %v", depth, err)
-	}
+	q := newQueue(t, as, depth)
 	defer q.Close()
 	sq, ok := q.(engine.StagingQueue)
 	if !ok || sq.Spare() == 0 {
@@ -596,7 +603,10 @@ func testStaging(t *testing.T, cfg Config) {
 	}
 	done := make([]*engine.Op, len(late))
 	for reaped := 0; reaped < len(late); {
-		var n int
+		var (
+			n   int
+			err error
+		)
 		within(t, "Reap", func() { n, err = q.Reap(t.Context(), 1, done) })
 		if err != nil {
 			t.Fatal(err)
@@ -786,12 +796,12 @@ func testCanceledContext(t *testing.T, cfg Config) {
 	s.readBack(0)
 
 	if as, ok := s.Session.(engine.AsyncSession); ok {
-		q, err := as.NewQueue(2)
-		if err != nil {
-			t.Fatalf("NewQueue(2): %v", err)
-		}
+		q := newQueue(t, as, 2)
 		done := make([]*engine.Op, 2)
-		var n int
+		var (
+			n   int
+			err error
+		)
 		within(t, "Reap(min=1) on a canceled context with nothing in flight", func() { n, err = q.Reap(ctx, 1, done) })
 		if err == nil {
 			t.Errorf("Reap(min=1) on a canceled context with nothing in flight returned %d ops and no error", n)

@@ -35,10 +35,7 @@ func testReusedBuffers(t *testing.T, cfg Config) {
 	if !ok {
 		t.Skip("the session has no queues")
 	}
-	q, err := as.NewQueue(2)
-	if err != nil {
-		t.Fatalf("NewQueue(2): %v", err)
-	}
+	q := newQueue(t, as, 2)
 	defer q.Close()
 
 	a, b := s.op(engine.Write, 0), s.op(engine.Write, 1)

@@ -21,10 +21,7 @@ func testSustained(t *testing.T, cfg Config) {
 	s, as := openImplementing[engine.AsyncSession](t, cfg)
 	defer s.close()
 	const depth = 32
-	q, err := as.NewQueue(depth)
-	if err != nil {
-		t.Fatalf("NewQueue(%d): %v", depth, err)
-	}
+	q := newQueue(t, as, depth)
 	defer q.Close()
 	slots := depth
 	if sq, ok := q.(engine.StagingQueue); ok {
@@ -46,7 +43,10 @@ func testSustained(t *testing.T, cfg Config) {
 	}
 	done := make([]*engine.Op, slots)
 	for completed < submitted {
-		var n int
+		var (
+			n   int
+			err error
+		)
 		ctx, cancel := context.WithTimeout(t.Context(), patience)
 		within(t, "Reap", func() { n, err = q.Reap(ctx, 1, done) })
 		cancel()
