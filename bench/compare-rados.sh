@@ -61,17 +61,15 @@ row() {
     done
     [ "$mode" = write ] && rados -p "$POOL" cleanup >/dev/null 2>&1 || true
   done
-  # marginal TOOL: CPU µs per op beyond the shorter run's; fixed TOOL: ms
-  # of CPU a run costs besides its ops.
-  marginal() { paste -d' ' "$out/$1.$RUNTIME" "$out/$1.$SHORT" | awk '{ print ($1 - $3) / ($2 - $4) * 1e6 }' | mean; }
-  fixed() { paste -d' ' "$out/$1.$RUNTIME" "$out/$1.$SHORT" | awk '{ print ($3 - ($1 - $3) / ($2 - $4) * $4) * 1e3 }' | mean; }
+  m() { marginal "$out/$1.$RUNTIME" "$out/$1.$SHORT"; }
+  f() { fixed "$out/$1.$RUNTIME" "$out/$1.$SHORT"; }
   local rb cb
   rb=$(mean <"$out/rados.bw"); cb=$(mean <"$out/cb.bw")
   printf '%-22s %9s %9s %8s %8s %8s %12s  %7.1f %7.1f            %5s  %6.0f %6.0f\n' "$name" "$rb" "$cb" "$(ratio "$cb" "$rb")" \
     "$(ratio "$(mean <"$out/cb.iops")" "$(mean <"$out/rados.iops")")" \
     "$(ratio "$(mean <"$out/cb.lat")" "$(mean <"$out/rados.lat")")" \
     "$(ratio "$(mean <"$out/cb.cpu")" "$(mean <"$out/rados.cpu")")" \
-    "$(marginal rados)" "$(marginal cb)" "$(ratio "$(marginal cb)" "$(marginal rados)")" "$(fixed rados)" "$(fixed cb)"
+    "$(m rados)" "$(m cb)" "$(ratio "$(m cb)" "$(m rados)")" "$(f rados)" "$(f cb)"
 }
 
 row "4M write -t 16" write -t 16

@@ -93,20 +93,18 @@ row() {
   done
   local m
   m() { [ -f "$out/$1.$2" ] && mean <"$out/$1.$2" || true; }
-  # marginal TOOL: CPU µs per op beyond the shorter run's; fixed TOOL: ms
-  # of CPU a run costs besides its ops.
-  marginal() { paste -d' ' "$out/$1.full" "$out/$1.short" | awk '{ print ($1 - $3) / ($2 - $4) * 1e6 }' | mean; }
-  fixed() { paste -d' ' "$out/$1.full" "$out/$1.short" | awk '{ print ($3 - ($1 - $3) / ($2 - $4) * $4) * 1e3 }' | mean; }
+  mc() { marginal "$out/$1.full" "$out/$1.short"; }
+  fc() { fixed "$out/$1.full" "$out/$1.short"; }
   local cmp=()
   for peer in rbd fio; do
     cmp+=("$(printf '%5s %5s %5s %5s' "$(ratio "$(m cb iops)" "$(m "$peer" iops)")" "$(ratio "$(m cb lat)" "$(m "$peer" lat)")" \
       "$(ratio "$(m cb p99)" "$(m "$peer" p99)")" "$(ratio "$(m cb cpu)" "$(m "$peer" cpu)")")")
   done
   local best
-  best=$(printf '%s\n%s\n' "$(marginal rbd)" "$(marginal fio)" | sort -g | head -1)
+  best=$(printf '%s\n%s\n' "$(mc rbd)" "$(mc fio)" | sort -g | head -1)
   printf '%-22s %8.0f %8.0f %8.0f   %-29s %-29s  %7.1f %7.1f %7.1f     %5s  %6.0f %6.0f %6.0f\n' "$name" "$(m rbd iops)" "$(m fio iops)" \
-    "$(m cb iops)" "${cmp[0]}" "${cmp[1]}" "$(marginal rbd)" "$(marginal fio)" "$(marginal cb)" "$(ratio "$(marginal cb)" "$best")" \
-    "$(fixed rbd)" "$(fixed fio)" "$(fixed cb)"
+    "$(m cb iops)" "${cmp[0]}" "${cmp[1]}" "$(mc rbd)" "$(mc fio)" "$(mc cb)" "$(ratio "$(mc cb)" "$best")" \
+    "$(fc rbd)" "$(fc fio)" "$(fc cb)"
 }
 
 row "4K randwrite qd 32" write rand 4K 32 256M 64M

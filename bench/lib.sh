@@ -2,7 +2,7 @@
 # a cephbench with the Ceph engines, a scratch folder ($out), and unless the
 # script sets NO_CLUSTER=1 a cluster (the one in CEPH_CONF, or a sandbox
 # started here), all cleaned up on exit after the script's own before_exit.
-# Also: mean, ratio.
+# Also: mean, ratio, marginal, fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,4 +35,10 @@ failed() {
   exit 1
 }
 mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }
+# marginal LONG SHORT, fixed LONG SHORT: from files of "CPU-seconds ops" lines,
+# one per run of a longer and a shorter kind, paired by line: the mean CPU
+# µs per op beyond the shorter run's, and the mean CPU ms a run costs
+# besides its ops.
+marginal() { paste -d' ' "$1" "$2" | awk '{ print ($1 - $3) / ($2 - $4) * 1e6 }' | mean; }
+fixed() { paste -d' ' "$1" "$2" | awk '{ print ($3 - ($1 - $3) / ($2 - $4) * $4) * 1e3 }' | mean; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0 || a == "" || b == "") print "n/a"; else printf "%.3f", a / b }'; }
