@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/cluster"
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/spec"
 )
 
@@ -341,6 +342,7 @@ func CleanKept(ctx context.Context, t spec.Target) error {
 	if c == nil {
 		return nil
 	}
+	failpoint.Hit(failpoint.Cleanup)
 	return c(ctx, t)
 }
 

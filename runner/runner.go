@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/pace"
 	"github.com/cephbench/cephbench/result"
@@ -877,6 +878,11 @@ func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Du
 	if r.w.MaxBacklog > 0 && !r.reserve(timer, n) {
 		return 0, false, false
 	}
+	if measured {
+		failpoint.Hit(failpoint.Measure)
+	} else {
+		failpoint.Hit(failpoint.Ramp)
+	}
 	return start, measured, true
 }
 
@@ -1132,6 +1138,9 @@ func (r *run) failed(kind, class string, verify bool) {
 }
 
 func (r *run) do(op *engine.Op) error {
+	if err := failpoint.Op(failpoint.OpPoint); err != nil {
+		return err
+	}
 	if r.w.OpTimeout <= 0 {
 		return r.sess.Do(r.ctx, op)
 	}
@@ -1198,7 +1207,11 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			r.fill(&s.op)
 			s.start, s.measured = start, measured
 			wk.started.Add(1)
-			if err := q.Submit(&s.op); err != nil {
+			err := failpoint.Op(failpoint.OpPoint)
+			if err == nil {
+				err = q.Submit(&s.op)
+			}
+			if err != nil {
 				r.unqueue(&s.op)
 				r.finish(wk, &s.op, start, measured, err)
 				continue

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/io/diskstats"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/report"
@@ -229,6 +230,7 @@ func RunOn(ctx context.Context, sess engine.Session, st Step, out Output, opts r
 	res.Notes = append(append(append([]string{}, st.Notes...), res.Notes...), notes(sess, res, state, watch, closeErr)...)
 	var saveErr error
 	if pending != nil {
+		failpoint.Hit(failpoint.Save)
 		if res.Path, saveErr = pending.Finish(res); saveErr != nil {
 			saveErr = fmt.Errorf("%s: %w", st.Name, saveErr)
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/cephbench/cephbench/internal/failpoint"
 )
 
 // layoutChunk is the size of one layout write: large enough that laying
@@ -34,6 +36,7 @@ func LayOut(ctx context.Context, dst io.WriterAt, id, bs, from, size int64, para
 				for b := int64(0); b < n; b += bs {
 					StampBlock(buf[b:min(b+bs, n)], id, off+b)
 				}
+				failpoint.Hit(failpoint.Layout)
 				if _, err := dst.WriteAt(buf[:n], off); err != nil {
 					mu.Lock()
 					failed = errors.Join(failed, err)

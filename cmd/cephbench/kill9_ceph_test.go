@@ -12,7 +12,6 @@ import (
 	"path"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ceph/go-ceph/cephfs"
 	"github.com/ceph/go-ceph/rados"
@@ -20,6 +19,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/cephbench/cephbench/internal/cephtest"
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/killtest"
 )
 
@@ -76,10 +76,11 @@ func putObjects(t *testing.T, ioctx *rados.IOContext, objects map[string]string)
 	}
 }
 
-// kill -9 of rados load-gen while it creates and fills its objects, and
-// of a rados bench style write while it measures and while it removes its
-// objects: cephbench cleanup leaves only the pool's other objects,
-// unchanged, among them objects named like another run's.
+// kill -9 of rados load-gen while it creates its objects, and of a rados
+// bench style write while it measures, while it removes its objects and
+// while it saves its result, and of the cleanup after one: cephbench
+// cleanup leaves only the pool's other objects, unchanged, among them
+// objects named like another run's.
 func TestKill9RadosThenCleanup(t *testing.T) {
 	t.Parallel()
 	pool, ioctx := killPool(t)
@@ -89,26 +90,28 @@ func TestKill9RadosThenCleanup(t *testing.T) {
 		"cephbench_loadgen_other_1_000001_obj0": "another load-gen's",
 		"notes":                                 "a user's object",
 	})
-	_, bin := buildWithCeph(t)
+	bin := buildFailpoints(t, "ceph", "pacific")
 	list := func(t *testing.T, digest bool) killtest.Items { return listObjects(t, ioctx, digest) }
-	write := func(duration string) []string {
-		return []string{"bench", "--target", "rados://" + pool, "--rw", "write", "--bs", "4k", "--workers", "4", "--iodepth", "8",
-			"--duration", duration, "--quiet"}
+	write := func(bound ...string) []string {
+		return append([]string{"bench", "--target", "rados://" + pool, "--rw", "write", "--bs", "4k", "--workers", "4", "--iodepth", "8",
+			"--quiet"}, bound...)
 	}
 	killtest.Run(t, killtest.Config{
-		Bin: bin, Target: "rados://" + pool, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
+		Bin: bin, Target: "rados://" + pool, Foreign: list(t, true), Kills: 5, List: list,
 		Phases: []killtest.Phase{
+			// Its write record is in the pool before the first object.
 			{Name: "layout (load-gen)", Args: []string{"rados", "-p", pool, "load-gen", "--num-objects", "1000",
 				"--min-object-size", "16K", "--max-object-size", "16K", "--min-op-len", "4K", "--max-op-len", "4K",
-				"--max-ops", "16", "--run-length", "10"}, In: killtest.Layout, Delay: 300 * time.Millisecond},
-			{Name: "mid-run", Args: write("10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
-			{Name: "cleanup", Args: write("2s"), In: killtest.Removing, Delay: 50 * time.Millisecond},
+				"--max-ops", "16", "--run-length", "10"}, Point: failpoint.Layout, Hits: 500},
+			{Name: "mid-run", Args: write("--duration", "10s"), Point: failpoint.Measure, Hits: 500, Saved: true},
+			{Name: "removal", Args: write("--ops", "400"), Point: failpoint.Remove, Hits: 400, Saved: true, Cleanup: true},
+			{Name: "save", Args: write("--ops", "100"), Point: failpoint.Save, Hits: 1, Empty: true, Saved: true},
 		},
 	})
 }
 
 // kill -9 of a run on an image it creates, while it lays the image out,
-// while it measures and while it removes the image: cephbench cleanup
+// while it measures and as it removes the image: cephbench cleanup
 // leaves only the pool's other images, unchanged, among them one named
 // like a host's share of the target (IMAGE-HOST) that cephbench did not
 // make.
@@ -131,21 +134,21 @@ func TestKill9RBDThenCleanup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, bin := buildWithCeph(t)
+	bin := buildFailpoints(t, "ceph", "pacific")
 	list := func(t *testing.T, digest bool) killtest.Items { return listImages(t, ioctx, digest) }
 	target := "rbd://" + pool + "/img"
-	run := func(rw, bs, duration string) []string {
-		return []string{"bench", "--target", target + "?create=true", "--size", "8M", "--rw", rw, "--bs", bs, "--iodepth", "8",
-			"--duration", duration, "--quiet"}
+	run := func(rw, bs string, bound ...string) []string {
+		return append([]string{"bench", "--target", target + "?create=true", "--size", "8M", "--rw", rw, "--bs", bs, "--iodepth", "8",
+			"--quiet"}, bound...)
 	}
 	killtest.Run(t, killtest.Config{
-		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
+		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, List: list,
 		Phases: []killtest.Phase{
-			// Laying out 8 MiB takes 35-300 ms here: the run is looked at
-			// stopped, a few milliseconds at a time, so a kill lands in it.
-			{Name: "layout", Args: run("randread", "4k", "10s"), In: killtest.Layout, Delay: 20 * time.Millisecond, Step: 2 * time.Millisecond},
-			{Name: "mid-run", Args: run("randwrite", "64k", "10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
-			{Name: "cleanup", Args: run("randwrite", "64k", "1s"), In: killtest.After(1), Delay: 50 * time.Millisecond},
+			// 8 layout writes of 1 MiB each.
+			{Name: "layout", Args: run("randread", "4k", "--duration", "10s"), Point: failpoint.Layout, Hits: 8},
+			{Name: "mid-run", Args: run("randwrite", "64k", "--duration", "10s"), Point: failpoint.Measure, Hits: 300, Saved: true},
+			// One image: the run stops as it starts to remove it.
+			{Name: "removal", Args: run("randwrite", "64k", "--ops", "100"), Point: failpoint.Remove, Hits: 1, Saved: true},
 		},
 	})
 }
@@ -204,29 +207,28 @@ func TestKill9S3ThenCleanup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, bin := buildWithCeph(t)
+	bin := buildFailpoints(t, "ceph", "pacific")
 	list := func(t *testing.T, digest bool) killtest.Items { return listBuckets(t, c, digest, bucket, other, made) }
-	writeWith := func(workers, depth, target string, extra ...string) []string {
-		return append([]string{"bench", "--target", target, "--rw", "write", "--bs", "4k", "--workers", workers, "--iodepth", depth, "--quiet"}, extra...)
+	write := func(target string, extra ...string) []string {
+		return append([]string{"bench", "--target", target, "--rw", "write", "--bs", "4k", "--workers", "4", "--iodepth", "4", "--quiet"}, extra...)
 	}
-	write := func(target string, extra ...string) []string { return writeWith("4", "4", target, extra...) }
 	target := "s3://" + bucket + "/pfx"
 	killtest.Run(t, killtest.Config{
-		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, Attempts: 10, List: list,
+		Bin: bin, Target: target, Foreign: list(t, true), Kills: 5, List: list,
 		Phases: []killtest.Phase{
-			{Name: "layout", Args: write(target, "--ramp", "3s", "--duration", "10s"), In: killtest.Ramp(3 * time.Second), Delay: time.Second},
-			{Name: "mid-run", Args: write(target, "--duration", "10s"), In: killtest.Measuring, Delay: time.Second},
-			// Objects go a thousand to a delete request: a run that wrote a
-			// few hundred removes them in one request, over before a look
-			// at the bucket under a loaded machine. Thousands take several.
-			{Name: "cleanup", Args: writeWith("16", "8", target, "--duration", "4s"), In: killtest.Removing, Delay: 50 * time.Millisecond},
+			// Ramp hit 1 comes before the first object is written.
+			{Name: "ramp", Args: write(target, "--ramp", "1m", "--duration", "10s"), Point: failpoint.Ramp, Hits: 200, Empty: true},
+			{Name: "mid-run", Args: write(target, "--duration", "10s"), Point: failpoint.Measure, Hits: 200, Saved: true},
+			// Objects go a thousand to a delete request: the keys of 1500
+			// take two, and the run stops anywhere in the first or second.
+			{Name: "removal", Args: write(target, "--ops", "1500"), Point: failpoint.Remove, Hits: 1500, Saved: true},
 		},
 	})
-	// Beyond the five moments of each phase above: that the bucket goes.
+	// Beyond the moments of each phase above: that the bucket goes.
 	killtest.Run(t, killtest.Config{
-		Bin: bin, Target: "s3://" + made, Foreign: list(t, true), Kills: 2, Attempts: 4, List: list,
+		Bin: bin, Target: "s3://" + made, Foreign: list(t, true), Kills: 2, List: list,
 		Phases: []killtest.Phase{
-			{Name: "mid-run, in a bucket it made", Args: write("s3://"+made, "--duration", "10s"), In: killtest.Measuring, Delay: 1000 * time.Millisecond},
+			{Name: "mid-run, in a bucket it made", Args: write("s3://"+made, "--duration", "10s"), Point: failpoint.Measure, Hits: 200, Saved: true},
 		},
 	})
 }
@@ -286,22 +288,20 @@ func TestKill9CephFSThenCleanup(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { removeCephFSTree(m, dir) })
-	_, bin := buildWithCeph(t)
+	bin := buildFailpoints(t, "ceph", "pacific")
 	list := func(t *testing.T, digest bool) killtest.Items { return listCephFS(t, m, dir, digest) }
-	bench := func(rw, size, workers, duration string) []string {
-		return []string{"bench", "--target", "cephfs://" + dir, "--rw", rw, "--bs", "64k", "--size", size, "--workers", workers,
-			"--duration", duration, "--quiet"}
+	bench := func(rw, size, workers string, bound ...string) []string {
+		return append([]string{"bench", "--target", "cephfs://" + dir, "--rw", rw, "--bs", "64k", "--size", size, "--workers", workers,
+			"--quiet"}, bound...)
 	}
-	// Removing a file takes a millisecond: the removal phase's run has
-	// many, and its kills a short delay. Even so, under CI's load most
-	// looks at the directory end after the removal did (3 of 12 landed
-	// once), so the phases have twice as many runs to land their five.
 	killtest.Run(t, killtest.Config{
-		Bin: bin, Target: "cephfs://" + dir, Foreign: list(t, true), Kills: 5, Attempts: 24, List: list,
+		Bin: bin, Target: "cephfs://" + dir, Foreign: list(t, true), Kills: 5, List: list,
 		Phases: []killtest.Phase{
-			{Name: "layout", Args: bench("randread", "32M", "2", "10s"), In: killtest.Layout, Delay: 200 * time.Millisecond},
-			{Name: "mid-run", Args: bench("randwrite", "4M", "2", "10s"), In: killtest.Measuring, Delay: time.Second},
-			{Name: "cleanup", Args: bench("randwrite", "256k", "32", "1s"), In: killtest.Removing, Delay: 5 * time.Millisecond},
+			// 16 layout writes of 1 MiB a worker.
+			{Name: "layout", Args: bench("randread", "32M", "2", "--duration", "10s"), Point: failpoint.Layout, Hits: 16},
+			{Name: "mid-run", Args: bench("randwrite", "4M", "2", "--duration", "10s"), Point: failpoint.Measure, Hits: 300, Saved: true},
+			// 8 files, then their directory.
+			{Name: "removal", Args: bench("randwrite", "256k", "8", "--ops", "100"), Point: failpoint.Remove, Hits: 8, Saved: true},
 		},
 	})
 }

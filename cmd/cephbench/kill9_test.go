@@ -3,12 +3,14 @@ package main
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/killtest"
 )
 
@@ -66,13 +68,13 @@ func plant(t *testing.T, root string, files map[string]string, marked ...string)
 
 // kill -9 of a run on a directory, while it lays out its files, while it
 // measures (bench's cephbench.N.dat and fio's JOB.N.0, which is how each
-// host of a run on several hosts names its files) and while it removes
-// them: cephbench cleanup leaves only the user's files, unchanged, among
-// them files named like cephbench's but without its mark, and a marked one
-// named like no file cephbench makes.
+// host of a run on several hosts names its files), while it removes them
+// and while it saves its result: cephbench cleanup leaves only the user's
+// files, unchanged, among them files named like cephbench's but without
+// its mark, and a marked one named like no file cephbench makes.
 func TestKill9FileThenCleanup(t *testing.T) {
 	t.Parallel()
-	_, bin := build(t)
+	bin := buildFailpoints(t)
 	dir := filepath.Join(t.TempDir(), "target")
 	foreign := plant(t, dir, map[string]string{
 		"cephbench.9.dat":     "a user's file, named like a worker's",
@@ -81,32 +83,31 @@ func TestKill9FileThenCleanup(t *testing.T) {
 		"notes.txt":           "marked, but no file cephbench makes is so named",
 		"sub/cephbench.0.dat": "in a directory below",
 	}, "notes.txt")
-	bench := func(rw, size, duration string) []string {
-		return []string{"bench", "--target", dir, "--rw", rw, "--bs", "4k", "--size", size, "--workers", "4", "--duration", duration, "--quiet"}
+	bench := func(rw, size string, extra ...string) []string {
+		return append([]string{"bench", "--target", dir, "--rw", rw, "--bs", "4k", "--size", size, "--workers", "4", "--quiet"}, extra...)
 	}
-	// Removing four files takes less than a look at them: the run is
-	// stopped while the harness looks, and let go on half a millisecond
-	// at a time, and killed where it is seen.
 	killtest.Run(t, killtest.Config{
-		Bin: bin, Target: dir, Foreign: foreign, Kills: 5, Attempts: 20,
+		Bin: bin, Target: dir, Foreign: foreign, Kills: 5,
 		List: func(t *testing.T, digest bool) killtest.Items { return listDir(t, dir, digest) },
 		Phases: []killtest.Phase{
-			{Name: "layout", Args: bench("randread", "64M", "10s"), In: killtest.Layout, Delay: 100 * time.Millisecond},
-			{Name: "mid-run", Args: bench("randwrite", "4M", "10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
+			// 16 MiB a worker: 16 layout writes of 1 MiB each.
+			{Name: "layout", Args: bench("randread", "64M", "--duration", "10s"), Point: failpoint.Layout, Hits: 16},
+			{Name: "mid-run", Args: bench("randwrite", "4M", "--duration", "10s"), Point: failpoint.Measure, Hits: 2000, Saved: true},
 			{Name: "mid-run (fio)", Args: []string{"fio", "--name=kjob", "--directory=" + dir, "--rw=randwrite", "--bs=4k", "--size=4M",
-				"--numjobs=2", "--runtime=10", "--time_based"}, In: killtest.Measuring, Delay: 1500 * time.Millisecond},
-			{Name: "cleanup", Args: bench("randwrite", "16M", "1s"), In: killtest.After(1), Step: 500 * time.Microsecond},
+				"--numjobs=2", "--runtime=10", "--time_based"}, Point: failpoint.Measure, Hits: 2000, Saved: true},
+			{Name: "removal", Args: bench("randwrite", "4M", "--ops", "200"), Point: failpoint.Remove, Hits: 4, Saved: true},
+			{Name: "save", Args: bench("randwrite", "4M", "--ops", "200"), Point: failpoint.Save, Hits: 1, Empty: true, Saved: true},
 		},
 	})
 }
 
 // kill -9 of a write to a dirobj:// directory while it writes before
-// measuring (--ramp), while it measures, and while it removes its objects:
-// cephbench cleanup leaves only the user's files, unchanged, among them
-// objects of another rados bench run.
+// measuring (--ramp), while it measures, and while it removes its objects,
+// and of the cleanup after it: cephbench cleanup leaves only the user's
+// files, unchanged, among them objects of another rados bench run.
 func TestKill9DirobjThenCleanup(t *testing.T) {
 	t.Parallel()
-	_, bin := build(t)
+	bin := buildFailpoints(t)
 	dir := filepath.Join(t.TempDir(), "objs")
 	foreign := plant(t, dir, map[string]string{
 		"benchmark_data_other":               "named like ours",
@@ -115,17 +116,31 @@ func TestKill9DirobjThenCleanup(t *testing.T) {
 	})
 	target := "dirobj://" + dir
 	write := func(extra ...string) []string {
-		// Paced: a local directory takes objects faster than a listing
-		// of it keeps up with.
-		return append([]string{"bench", "--target", target, "--rw", "write", "--bs", "4k", "--workers", "4", "--rate", "2000", "--quiet"}, extra...)
+		return append([]string{"bench", "--target", target, "--rw", "write", "--bs", "4k", "--workers", "4", "--quiet"}, extra...)
 	}
 	killtest.Run(t, killtest.Config{
-		Bin: bin, Target: target, Foreign: foreign, Kills: 5, Attempts: 10,
+		Bin: bin, Target: target, Foreign: foreign, Kills: 5,
 		List: func(t *testing.T, digest bool) killtest.Items { return listDir(t, dir, digest) },
 		Phases: []killtest.Phase{
-			{Name: "layout", Args: write("--ramp", "4s", "--duration", "10s"), In: killtest.Ramp(4 * time.Second), Delay: 1500 * time.Millisecond},
-			{Name: "mid-run", Args: write("--duration", "10s"), In: killtest.Measuring, Delay: 1500 * time.Millisecond},
-			{Name: "cleanup", Args: write("--duration", "3s"), In: killtest.Removing, Delay: 5 * time.Millisecond, Step: time.Millisecond},
+			// Ramp hit 1 comes before the first object is written.
+			{Name: "ramp", Args: write("--ramp", "1m", "--duration", "10s"), Point: failpoint.Ramp, Hits: 500, Empty: true},
+			{Name: "mid-run", Args: write("--duration", "10s"), Point: failpoint.Measure, Hits: 2000, Saved: true},
+			{Name: "removal", Args: write("--ops", "500"), Point: failpoint.Remove, Hits: 500, Saved: true, Cleanup: true},
 		},
 	})
+}
+
+// A release build has no fail points: one switched on in its environment
+// changes nothing, where the same run of a failpoint build stops.
+func TestReleaseBuildIgnoresFailPoints(t *testing.T) {
+	t.Parallel()
+	_, bin := build(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "bench", "--target", filepath.Join(dir, "f"), "--rw", "write", "--size", "1M", "--ops", "10", "--quiet",
+		"--results", dir)
+	cmd.Env = append(os.Environ(), failpoint.EnvVar+"=save=pause;layout=pause;op=error(EIO)")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), failpoint.PausedLine) || !strings.Contains(string(out), "errors: none") {
+		t.Fatalf("%v: want a run that ignores the fail points\n%s", err, out)
+	}
 }

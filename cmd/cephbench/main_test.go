@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -91,4 +92,44 @@ func TestAClosedStdoutStopsTheRun(t *testing.T) {
 	if entries, _ := os.ReadDir(data); len(entries) != 0 {
 		t.Errorf("left %v", entries)
 	}
+}
+
+// buildFailpoints builds cephbench with its fail points (internal/failpoint),
+// with tags more build tags, once per test binary.
+func buildFailpoints(t *testing.T, tags ...string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	key := strings.Join(append([]string{"failpoint"}, tags...), ",")
+	failpointBins.Lock()
+	defer failpointBins.Unlock()
+	if bin, ok := failpointBins.built[key]; ok {
+		return bin
+	}
+	dir, err := os.MkdirTemp("", "cephbench-failpoint-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "cephbench")
+	if out, err := exec.Command("go", "build", "-tags", key, "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build -tags %s: %v\n%s", key, err, out)
+	}
+	failpointBins.built[key] = bin
+	return bin
+}
+
+// failpointBins are the binaries buildFailpoints built, by their tags;
+// TestMain removes them.
+var failpointBins = struct {
+	sync.Mutex
+	built map[string]string
+}{built: map[string]string{}}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, bin := range failpointBins.built {
+		_ = os.RemoveAll(filepath.Dir(bin))
+	}
+	os.Exit(code)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	cbrados "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"
 )
@@ -346,6 +347,7 @@ func (s *Session) Close(context.Context) error {
 	if !s.keep && s.mount != nil {
 		for i := len(s.created) - 1; i >= 0; i-- {
 			p := s.created[i]
+			failpoint.Hit(failpoint.Remove)
 			st, serr := s.mount.Statx(p, cephfs.StatxMode, 0)
 			switch {
 			case serr != nil:

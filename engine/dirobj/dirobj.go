@@ -29,6 +29,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/writeahead"
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/io/sysio"
 	"github.com/cephbench/cephbench/internal/peer/radosbench"
 	"github.com/cephbench/cephbench/spec"
@@ -486,6 +487,7 @@ func (s *Session) removeCreated(ctx context.Context, names []string) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("dirobj: cleanup of %s interrupted: %w", s.dir, err)
 		}
+		failpoint.Hit(failpoint.Remove)
 		if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}

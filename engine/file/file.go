@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/io/devsafe"
 	"github.com/cephbench/cephbench/internal/io/kaio"
 	"github.com/cephbench/cephbench/internal/io/sysio"
@@ -174,6 +175,7 @@ func (s *Session) Close(context.Context) error {
 	}
 	if !s.keep {
 		for _, p := range s.created {
+			failpoint.Hit(failpoint.Remove)
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ceph/go-ceph/rados"
 
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/io/aioq"
 )
 
@@ -117,6 +118,7 @@ func removeAll(ctx context.Context, ioctx *rados.IOContext, count int, name func
 	i := 0
 	for {
 		for ; i < count && a.InFlight() < a.Slots() && ctx.Err() == nil && !timedOut; i++ {
+			failpoint.Hit(failpoint.Remove)
 			if _, err := a.Submit(func(b []byte) []byte { return name(i, b) }, aioq.Remove, nil, 0); err != nil {
 				fail(name(i, nil), err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/writeahead"
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/io/aioq"
 )
 
@@ -127,6 +128,7 @@ func each(ctx context.Context, names []string, f func(i int) error) error {
 func (p *Pool) CreateExclusive(ctx context.Context, names []string) (created []bool, err error) {
 	created = make([]bool, len(names))
 	err = each(ctx, names, func(i int) error {
+		failpoint.Hit(failpoint.Layout)
 		switch err := p.ioctx.Create(names[i], rados.CreateExclusive); {
 		case errors.Is(err, rados.ErrObjectExists):
 			return fmt.Errorf("object %s already exists: refusing to write over it", names[i])

@@ -32,6 +32,7 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	cbrados "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/io/aioq"
 	"github.com/cephbench/cephbench/internal/io/devsafe"
 	"github.com/cephbench/cephbench/spec"
@@ -461,6 +462,7 @@ func (s *Session) Close(context.Context) error {
 		s.image = nil
 	}
 	if s.created && !s.keep {
+		failpoint.Hit(failpoint.Remove)
 		if e := rbd.RemoveImage(s.ioctx, s.target.Image); e != nil {
 			err = errors.Join(err, fmt.Errorf("removing image %s/%s: %w", s.target.Conn.Pool, s.target.Image, e))
 		}

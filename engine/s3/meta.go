@@ -15,6 +15,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/writeahead"
+	"github.com/cephbench/cephbench/internal/failpoint"
 )
 
 // MetadataName is the object, under the target's prefix, in which a kept
@@ -129,6 +130,7 @@ func (c *client) remove(ctx context.Context, keys []string) (int64, error) {
 func (c *client) removeOnce(ctx context.Context, keys []string) (int64, []string, []error) {
 	objs := func(yield func(minio.ObjectInfo) bool) {
 		for _, k := range keys {
+			failpoint.Hit(failpoint.Remove)
 			if !yield(minio.ObjectInfo{Key: k}) {
 				return
 			}

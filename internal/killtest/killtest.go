@@ -1,19 +1,22 @@
 // Package killtest is the tests' kill -9 harness, one for every engine
-// that writes: it runs the cephbench binary against a target that holds
-// someone else's data, kills it with SIGKILL at random moments of each
-// phase of a run (laying out, measuring, removing what it wrote), runs
-// cephbench cleanup on the target, and checks that nothing of cephbench's
-// is left and that the other data is byte for byte what it was.
+// that writes: it runs a cephbench binary built with fail points
+// (internal/failpoint) against a target that holds someone else's data,
+// has the run stop itself (SIGSTOP) at a fail point inside each phase of a
+// run (laying out, measuring, removing what it wrote, saving its result),
+// kills it there with SIGKILL, runs cephbench cleanup on the target, and
+// checks that nothing of cephbench's is left and that the other data is
+// byte for byte what it was.
 //
-// The moments are random, from a seed the test logs; CEPHBENCH_KILL_SEED
-// replays one. A phase is detected from what the run shows (its output,
-// its tick log, what appears on the target), then a random delay is
-// added; a kill only counts for its phase if the run is still in it.
+// Every kill lands in its phase: the run cannot leave it while it is
+// stopped, whatever the machine's speed. Which hit of the fail point the
+// run stops at is random, from a seed the test logs; CEPHBENCH_KILL_SEED
+// replays one.
 package killtest
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -23,10 +26,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/result"
 )
 
@@ -40,76 +43,43 @@ func Digest(b []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// Progress is what a run shows while the harness waits for a phase.
-type Progress struct {
-	Output    string // its stdout and stderr so far
-	Measuring bool   // its tick log exists: the measured part has begun
-	Seconds   int    // seconds its tick log holds
-	Ours      int    // items on the target that are not the foreign ones
-	Peak      int    // the most Ours was during this run
-	// Since is how long ago something of the run first showed on the
-	// target.
-	Since time.Duration
-}
-
 // Phase is one kind of moment to kill a run at.
 type Phase struct {
 	Name string
 	// Args is the command line after the binary; the harness adds
 	// --results with a folder of the run's own.
 	Args []string
-	// In reports whether the run is in the phase.
-	In func(Progress) bool
-	// Delay bounds the random wait after the phase is detected.
-	Delay time.Duration
-	// Step, if set, is how long the run may go on between two looks at
-	// it, during which it is stopped (SIGSTOP): a phase shorter than a
-	// look (removing a few files) is then seen, and a kill after no
-	// delay lands in it, as the run cannot leave it while it is looked
-	// at.
-	Step time.Duration
+	// Point is the fail point the run stops at (failpoint.Layout,
+	// Measure...), at a hit drawn from 1 to Hits: Hits must be no more
+	// than the run surely reaches (the files it lays out, the objects it
+	// removes), or the run ends without stopping and the test fails.
+	Point string
+	Hits  int
+	// Empty is set where the run has nothing on the target yet when it
+	// stops (a layout's first write, a removal's first of one item is
+	// past the point); otherwise a stop with nothing of the run on the
+	// target fails the test, as the kill would prove nothing.
+	Empty bool
+	// Saved is set where the run has begun its result when it stops (it
+	// measures): the kill must leave a result that loads, saying what
+	// the run measured until then.
+	Saved bool
+	// Cleanup, if set, also kills the first cephbench cleanup after the
+	// run's kill at the start of its removal, and runs another.
+	Cleanup bool
 }
 
 // Config is one engine's kill test.
 type Config struct {
-	Bin    string
+	Bin    string // built with the failpoint tag
 	Target string // as cephbench cleanup takes it
 	// List lists every item on the target, with the digest of what it
-	// holds when digest is set (otherwise ""): without, it is called
-	// often while a run goes on, so it should be cheap.
+	// holds when digest is set (otherwise "").
 	List func(t *testing.T, digest bool) Items
 	// Foreign is the data the target held before, as List shows it.
 	Foreign Items
 	Phases  []Phase
 	Kills   int // per phase
-	// Attempts bounds the runs per phase: a run that leaves its phase
-	// before the kill lands does not count.
-	Attempts int
-}
-
-// Layout is in a run's unmeasured start once something of it is on the
-// target.
-func Layout(p Progress) bool { return !p.Measuring && p.Ours > 0 }
-
-// Ramp is in a run's unmeasured ramp of length ramp, whose tick log
-// exists but holds no second yet: a moment well before the ramp ends,
-// counted from the run's first item on the target.
-func Ramp(ramp time.Duration) func(Progress) bool {
-	return func(p Progress) bool { return p.Ours > 0 && p.Seconds == 0 && p.Since < ramp-ramp/4 }
-}
-
-// Measuring is in a run's measured part.
-func Measuring(p Progress) bool { return p.Measuring && p.Ours > 0 }
-
-// Removing is in a run's end once it has removed some of what it wrote
-// but not all.
-func Removing(p Progress) bool { return p.Measuring && p.Ours > 0 && p.Ours < p.Peak }
-
-// After is in a run's end once its tick log holds seconds seconds (the
-// whole measured part of a run of that many), with something of it still
-// on the target.
-func After(seconds int) func(Progress) bool {
-	return func(p Progress) bool { return p.Seconds >= seconds && p.Ours > 0 }
 }
 
 // Run kills cfg's runs, cfg.Kills times in each phase, cleaning up and
@@ -122,32 +92,60 @@ func Run(t *testing.T, cfg Config) {
 			t.Fatalf("CEPHBENCH_KILL_SEED=%q: %v", s, err)
 		}
 	}
-	t.Logf("seed %d (CEPHBENCH_KILL_SEED=%d replays these delays)", seed, seed)
+	t.Logf("seed %d (CEPHBENCH_KILL_SEED=%d replays these kills)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	check(t, cfg, "before any run", cfg.List(t, true))
 	for _, ph := range cfg.Phases {
-		hits := 0
-		for try := 1; hits < cfg.Kills && try <= cfg.Attempts; try++ {
-			delay := time.Duration(rng.Int64N(int64(ph.Delay) + 1))
-			if killOne(t, cfg, ph, try, delay) {
-				hits++
-			}
+		for run := 1; run <= cfg.Kills; run++ {
+			killOne(t, cfg, ph, run, 1+rng.IntN(max(ph.Hits, 1)))
 			if t.Failed() {
 				return
 			}
 		}
-		if hits < cfg.Kills {
-			t.Fatalf("%s: %d kills landed in the phase in %d runs; want %d", ph.Name, hits, cfg.Attempts, cfg.Kills)
-		}
+		t.Logf("%s: %d of %d kills landed in the phase", ph.Name, cfg.Kills, cfg.Kills)
 	}
 }
 
-// killOne runs ph's command, kills it delay after its phase shows, cleans
-// up and checks the target. It reports whether the kill landed in the
-// phase.
-func killOne(t *testing.T, cfg Config, ph Phase, try int, delay time.Duration) bool {
+// killOne runs ph's command until it stops at hit of ph's fail point,
+// kills it, cleans up and checks the target.
+func killOne(t *testing.T, cfg Config, ph Phase, try, hit int) {
 	results := t.TempDir()
 	cmd := exec.Command(cfg.Bin, append(slices.Clone(ph.Args), "--results", results)...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s=pause@%d", failpoint.EnvVar, ph.Point, hit))
+	what := fmt.Sprintf("%s, run %d (%s hit %d)", ph.Name, try, ph.Point, hit)
+	run := pauseAt(t, cmd, what)
+	ours := len(cfg.List(t, false)) - len(cfg.Foreign)
+	if ours <= 0 && !ph.Empty {
+		t.Errorf("%s: nothing of the run on the target where it stopped\n%s", what, run.out.String())
+	}
+	run.kill(t)
+	saved, err := loadResults(results)
+	if ph.Saved && (saved == 0 || err != nil) {
+		t.Errorf("%s: the kill left %d results that load, want 1: %v", what, saved, err)
+	}
+	t.Logf("%s: stopped in the phase and killed, %d of ours on the target, %d result left", what, ours, saved)
+
+	if ph.Cleanup {
+		clean := exec.Command(cfg.Bin, "cleanup", cfg.Target)
+		clean.Env = append(os.Environ(), failpoint.EnvVar+"="+failpoint.Cleanup+"=pause")
+		pauseAt(t, clean, what+", its cleanup").kill(t)
+		t.Logf("%s: its cleanup stopped at its start and killed", what)
+	}
+	clean := exec.Command(cfg.Bin, "cleanup", cfg.Target)
+	began := time.Now()
+	if b, err := clean.CombinedOutput(); err != nil {
+		t.Fatalf("%s: cephbench cleanup %s: %v\n%s", what, cfg.Target, err, b)
+	}
+	t.Logf("%s: cephbench cleanup took %v", what, time.Since(began).Round(time.Millisecond))
+	check(t, cfg, what+", after cleanup", cfg.List(t, true))
+}
+
+// pauseAt starts cmd and waits until it has reached its fail point's
+// pause (it says so on stderr, then stops itself; the place never
+// returns, so the run cannot leave its phase); a command that ends
+// instead, or has not paused in a minute, fails the test.
+func pauseAt(t *testing.T, cmd *exec.Cmd, what string) *paused {
+	t.Helper()
 	out := &buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -155,102 +153,56 @@ func killOne(t *testing.T, cfg Config, ph Phase, try int, delay time.Duration) b
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	defer func() { _ = cmd.Process.Kill(); <-exited }()
-
-	p := Progress{}
-	var first time.Time
-	look := func() {
-		p.Output = out.String()
-		p.Measuring, p.Seconds = tickLog(results)
-		p.Ours = len(cfg.List(t, false)) - len(cfg.Foreign)
-		p.Peak = max(p.Peak, p.Ours)
-		if p.Ours > 0 && first.IsZero() {
-			first = time.Now()
-		}
-		if !first.IsZero() {
-			p.Since = time.Since(first)
-		}
-	}
-	stepped := ph.Step > 0
-	freeze := func() {
-		if stepped {
-			stop(cmd.Process.Pid)
-		}
-	}
-	thaw := func() {
-		if stepped {
-			_ = cmd.Process.Signal(syscall.SIGCONT)
-		}
-	}
-	start := time.Now()
-	// Generous: a loaded machine may take long to start a run, and a run
-	// that never reaches its phase fails below, not by a time limit.
-	for deadline := start.Add(45 * time.Second); ; {
-		freeze()
-		look()
-		if ph.In(p) {
-			break
-		}
-		thaw()
+	// A minute is a hang check, not a speed check: a run reaches its
+	// phase in a second or two.
+	deadline := time.After(time.Minute)
+	for !strings.Contains(out.String(), failpoint.PausedLine) {
 		select {
 		case <-exited:
-			t.Logf("%s, run %d: ended before its phase showed (%d of ours at most)\n%s", ph.Name, try, p.Peak, p.Output)
-			return false
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s, run %d: phase not reached in 45s\n%s", ph.Name, try, p.Output)
-		}
-		if stepped {
-			time.Sleep(ph.Step)
-		} else {
-			time.Sleep(10 * time.Millisecond)
+			t.Fatalf("%s: ended before its fail point: %v\n%s", what, cmd.ProcessState, out.String())
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Fatalf("%s: not at its fail point after a minute\n%s", what, out.String())
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	detected := time.Since(start)
-	if delay > 0 {
-		thaw()
-		time.Sleep(delay)
-		freeze()
-	}
-	look()
-	landed := ph.In(p)
-	select {
-	case <-exited:
-		landed = false
-	default:
-		_ = cmd.Process.Kill()
-	}
-	<-exited
-	left := cfg.List(t, false)
-	t.Logf("%s, run %d: phase seen at %v, killed %v later (%d of ours on the target then, %d left by the kill); in the phase: %v",
-		ph.Name, try, detected.Round(time.Millisecond), delay.Round(time.Millisecond), p.Ours, len(left)-len(cfg.Foreign), landed)
-
-	clean := exec.Command(cfg.Bin, "cleanup", cfg.Target)
-	began := time.Now()
-	if b, err := clean.CombinedOutput(); err != nil {
-		t.Fatalf("%s, run %d: cephbench cleanup %s: %v\n%s", ph.Name, try, cfg.Target, err, b)
-	}
-	t.Logf("%s, run %d: cephbench cleanup took %v", ph.Name, try, time.Since(began).Round(time.Millisecond))
-	check(t, cfg, fmt.Sprintf("%s, run %d, after cleanup", ph.Name, try), cfg.List(t, true))
-	return landed
+	return &paused{out: out, cmd: cmd, exited: exited}
 }
 
-// stop stops process pid (SIGSTOP) and waits until it is stopped, for at
-// most a second.
-func stop(pid int) {
-	_ = syscall.Kill(pid, syscall.SIGSTOP)
-	for range 1000 {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return // gone
-		}
-		// pid (comm) STATE ...: comm may hold spaces, not ")".
-		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && (f[0] == "T" || f[0] == "Z") {
-			return
-		}
-		time.Sleep(time.Millisecond)
+// paused is a command stopped at its fail point.
+type paused struct {
+	out    *buffer
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// kill kills the command (SIGKILL) and waits for it.
+func (p *paused) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
 	}
+	<-p.exited
+}
+
+// loadResults loads every result under dir, and reports how many loaded
+// and why the others did not.
+func loadResults(dir string) (int, error) {
+	loaded := 0
+	var errs []error
+	err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(p, ".json") || filepath.Base(p) == result.ManifestFile {
+			return err
+		}
+		if _, err := result.Load(p); err != nil {
+			errs = append(errs, err)
+		} else {
+			loaded++
+		}
+		return nil
+	})
+	return loaded, errors.Join(append(errs, err)...)
 }
 
 // check fails t unless items are exactly the foreign ones, unchanged.
@@ -277,24 +229,6 @@ func check(t *testing.T, cfg Config, when string, items Items) {
 	if len(lost) > 0 {
 		t.Errorf("%s: foreign data on %s lost: %s", when, cfg.Target, strings.Join(lost, ", "))
 	}
-}
-
-// tickLog reports whether a tick log exists under dir (the run's results
-// folder, at any depth a command puts it) and how many seconds it holds.
-func tickLog(dir string) (exists bool, seconds int) {
-	var logs []string
-	_ = filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".hlog") {
-			logs = append(logs, p)
-		}
-		return nil
-	})
-	for _, l := range logs {
-		// Read while it is written: a line cut short ends what counts.
-		s, _ := result.ReadTickLog(l)
-		seconds = max(seconds, len(s))
-	}
-	return len(logs) > 0, seconds
 }
 
 // buffer is an output a run writes to while the harness reads it.
