@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -26,6 +24,7 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/internal/cli"
+	"github.com/cephbench/cephbench/internal/interrupt"
 	"github.com/cephbench/cephbench/multihost"
 	"github.com/cephbench/cephbench/step"
 	"github.com/cephbench/cephbench/transport/kube"
@@ -47,8 +46,8 @@ type flags struct {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() { <-ctx.Done(); stop() }() // a second Ctrl-C ends it at once
+	ctx, cancel := context.WithCancel(context.Background())
+	interrupt.Notify(cancel, cli.ExitInterrupted, nil)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
