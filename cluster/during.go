@@ -87,32 +87,15 @@ const maxEventsInLine = 8
 func (d *During) Lines() []string {
 	var out []string
 	switch {
-	case d.Samples == 0 || d.Unread == d.Samples:
+	case !d.watchedAtAll():
 		out = append(out, "the cluster could not be watched during the run")
 	case !d.AtRest():
-		var events []string
-		for i, e := range d.Events {
-			if i == maxEventsInLine {
-				events = append(events, fmt.Sprintf("and %d more", len(d.Events)-i))
-				break
-			}
-			events = append(events, e.String())
-		}
-		out = append(out, "cluster NOT AT REST during the run: "+strings.Join(events, "; "))
+		out = append(out, "cluster NOT AT REST during the run: "+d.events())
 	default:
-		every := time.Duration(d.IntervalSeconds * float64(time.Second))
-		unread := ""
-		if d.Unread > 0 {
-			unread = fmt.Sprintf(", %d of them unread", d.Unread)
-		}
-		samples := fmt.Sprintf("%d samples", d.Samples)
-		if d.Samples == 1 {
-			samples = "1 sample"
-		}
-		out = append(out, fmt.Sprintf("cluster at rest during the run (%s, every %s%s)", samples, every, unread))
+		out = append(out, "cluster at rest during the run ("+d.samples()+")")
 	}
-	if w := d.watched(); w != "" {
-		out = append(out, w)
+	if w := d.watched(); len(w) > 0 {
+		out = append(out, "watched "+strings.Join(w, ", "))
 	}
 	for _, o := range d.SlowOSDs {
 		out = append(out, o.String())
@@ -123,9 +106,70 @@ func (d *During) Lines() []string {
 	return out
 }
 
-// watched names the cluster watched and the pools whose client I/O was
-// counted; "" when neither is known.
-func (d *During) watched() string {
+// Field is one thing a summary says about the cluster, as a key and its
+// value, for the summaries whose every line is "key: value".
+type Field struct{ Key, Value string }
+
+// Fields say what Lines say, each as a key and its value: whether the
+// cluster was at rest ("yes (6 samples, every 1s)", "NO, EVENTS" or "not
+// known"), the cluster and pools watched, each slow OSD, and what could
+// not be read.
+func (d *During) Fields() []Field {
+	rest := Field{Key: "Cluster at rest"}
+	switch {
+	case !d.watchedAtAll():
+		rest.Value = "not known, the cluster could not be watched during the run"
+	case !d.AtRest():
+		rest.Value = "NO, " + d.events()
+	default:
+		rest.Value = "yes (" + d.samples() + ")"
+	}
+	out := []Field{rest}
+	if w := d.watched(); len(w) > 0 {
+		w[0] = strings.TrimPrefix(w[0], "cluster ")
+		out = append(out, Field{Key: "Watched cluster", Value: strings.Join(w, ", ")})
+	}
+	for _, o := range d.SlowOSDs {
+		out = append(out, Field{Key: "Slow OSD", Value: fmt.Sprintf("osd.%d, %s", o.ID, o.measured())})
+	}
+	if len(d.Problems) > 0 {
+		out = append(out, Field{Key: "Cluster watch could not read", Value: strings.Join(d.Problems, "; ")})
+	}
+	return out
+}
+
+// watchedAtAll reports whether any sample of the cluster was read.
+func (d *During) watchedAtAll() bool { return d.Samples > 0 && d.Unread < d.Samples }
+
+// events are d's events in one line, the first maxEventsInLine of them.
+func (d *During) events() string {
+	var events []string
+	for i, e := range d.Events {
+		if i == maxEventsInLine {
+			events = append(events, fmt.Sprintf("and %d more", len(d.Events)-i))
+			break
+		}
+		events = append(events, e.String())
+	}
+	return strings.Join(events, "; ")
+}
+
+// samples says how the cluster was sampled: "6 samples, every 1s".
+func (d *During) samples() string {
+	every := time.Duration(d.IntervalSeconds * float64(time.Second))
+	unread := ""
+	if d.Unread > 0 {
+		unread = fmt.Sprintf(", %d of them unread", d.Unread)
+	}
+	if d.Samples == 1 {
+		return fmt.Sprintf("1 sample, every %s%s", every, unread)
+	}
+	return fmt.Sprintf("%d samples, every %s%s", d.Samples, every, unread)
+}
+
+// watched names the cluster watched ("cluster FSID") and the pools whose
+// client I/O was counted, those of them that are known.
+func (d *During) watched() []string {
 	var parts []string
 	if d.FSID != "" {
 		parts = append(parts, "cluster "+d.FSID)
@@ -133,10 +177,7 @@ func (d *During) watched() string {
 	if len(d.Pools) > 0 {
 		parts = append(parts, "client I/O of pools "+strings.Join(d.Pools, ", "))
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "watched " + strings.Join(parts, ", ")
+	return parts
 }
 
 // pgActivities are the PG states that tell of work the cluster did

@@ -33,18 +33,27 @@ type Quiesced struct {
 
 // Line says what --quiesce did, for a run's summary.
 func (q *Quiesced) Line() string {
+	if len(q.Set) == 0 {
+		return "--quiesce: " + q.Field().Value
+	}
+	return "--quiesce " + q.Field().Value
+}
+
+// Field says what Line says, as a key and its value.
+func (q *Quiesced) Field() Field {
 	set, already := strings.Join(q.Set, ", "), strings.Join(q.AlreadySet, ", ")
 	verb := "were"
 	if len(q.AlreadySet) == 1 {
 		verb = "was"
 	}
+	v := fmt.Sprintf("set %s for the run (%s %s already set)", set, already, verb)
 	switch {
 	case len(q.AlreadySet) == 0:
-		return "--quiesce set " + set + " for the run"
+		v = "set " + set + " for the run"
 	case len(q.Set) == 0:
-		return fmt.Sprintf("--quiesce: %s %s already set", already, verb)
+		v = fmt.Sprintf("%s %s already set", already, verb)
 	}
-	return fmt.Sprintf("--quiesce set %s for the run (%s %s already set)", set, already, verb)
+	return Field{Key: "Quiesce", Value: v}
 }
 
 // Quiescer sets and clears the scrub flags over a cluster's monitors for

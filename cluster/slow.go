@@ -27,8 +27,14 @@ type SlowOSD struct {
 // String says it as a summary line does: "slow OSD osd.1: queue latency
 // p99 148 ms over 10 s, against 0.74 ms for the other OSDs (median)".
 func (o SlowOSD) String() string {
-	return fmt.Sprintf("slow OSD osd.%d: %s p99 %s over %d s, against %s for the other OSDs (median)",
-		o.ID, o.Measure, millis(o.P99Ms), o.Seconds, millis(o.OthersMs))
+	return fmt.Sprintf("slow OSD osd.%d: %s", o.ID, o.measured())
+}
+
+// measured is how the OSD stood out: "queue latency p99 148 ms over 10 s,
+// against 0.74 ms for the other OSDs (median)".
+func (o SlowOSD) measured() string {
+	return fmt.Sprintf("%s p99 %s over %d s, against %s for the other OSDs (median)",
+		o.Measure, millis(o.P99Ms), o.Seconds, millis(o.OthersMs))
 }
 
 func millis(ms float64) string {

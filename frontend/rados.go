@@ -97,7 +97,8 @@ func radosPresenter(st step.Step, out IO) *radosPresentation {
 	p.Done = func(res *result.Result, saved string) error {
 		if opts.Format == "plain" {
 			cephtext.RadosSummary(out.Stdout, res, kind)
-			report.ClusterLines(out.Stdout, res, "")
+			// As wide as the lines cephbench adds before them.
+			report.ClusterFields(out.Stdout, res, 23)
 			if saved != "" {
 				fmt.Fprintf(out.Stdout, "Result saved to:        %s\n", saved)
 			}

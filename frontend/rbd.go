@@ -65,7 +65,7 @@ func rbdPresenter(st step.Step, out IO) Presenter {
 		},
 		Done: func(res *result.Result, saved string) error {
 			cephtext.RBDSummary(out.Stdout, res)
-			report.ClusterLines(out.Stdout, res, "")
+			report.ClusterFields(out.Stdout, res, 0)
 			if saved != "" {
 				fmt.Fprintf(out.Stdout, "result saved to: %s\n", saved)
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
@@ -126,6 +127,28 @@ func ClusterLines(w io.Writer, r *result.Result, indent string) {
 	}
 	for _, l := range r.Cluster.During.Lines() {
 		fmt.Fprintf(w, "%s%s\n", indent, l)
+	}
+}
+
+// ClusterFields prints what ClusterLines does as "Key: value" lines, the
+// key and its colon padded to width, for the peer tools' summaries: CBT
+// splits each line of rados bench's after its first at its one colon, so
+// a colon in a value (a health check's message, an error) is written as
+// " -" before a space and as "." elsewhere.
+func ClusterFields(w io.Writer, r *result.Result, width int) {
+	if r.Cluster == nil {
+		return
+	}
+	var fields []cluster.Field
+	if q := r.Cluster.Quiesced; q != nil {
+		fields = append(fields, q.Field())
+	}
+	if r.Cluster.During != nil {
+		fields = append(fields, r.Cluster.During.Fields()...)
+	}
+	for _, f := range fields {
+		v := strings.ReplaceAll(strings.ReplaceAll(f.Value, ": ", " - "), ":", ".")
+		fmt.Fprintf(w, "%-*s %s\n", width, f.Key+":", v)
 	}
 }
 

@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -26,6 +24,7 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/frontend"
 	"github.com/cephbench/cephbench/internal/cli"
+	"github.com/cephbench/cephbench/internal/interrupt"
 	"github.com/cephbench/cephbench/multihost"
 	"github.com/cephbench/cephbench/step"
 	"github.com/cephbench/cephbench/transport/kube"
@@ -47,8 +46,8 @@ type flags struct {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() { <-ctx.Done(); stop() }() // a second Ctrl-C ends it at once
+	ctx, cancel := context.WithCancel(context.Background())
+	interrupt.Notify(cancel, cli.ExitInterrupted, nil)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -69,6 +68,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func runErr(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+		args = []string{"render", "--help"} // the flags are both verbs'
+	}
 	if len(args) == 0 || (args[0] != "render" && args[0] != "run") {
 		return engine.Usagef("%s", usage)
 	}
@@ -87,7 +89,11 @@ func runErr(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fl.StringVar(&f.results, "results", "cephbench-results", "folder under which a command line's results are saved")
 	fl.DurationVar(&f.deadline, "deadline", 0, "the Job's deadline (default: the job's time, the start timeout and 2 minutes)")
 	fl.DurationVar(&f.startTimeout, "start-timeout", 5*time.Minute, "how long a pod may take to start")
-	if err := fl.Parse(args[1:]); err != nil {
+	switch err := fl.Parse(args[1:]); {
+	case errors.Is(err, pflag.ErrHelp):
+		_, err = fmt.Fprintf(stdout, "%s\n\nRender (print) or run a command's job as an Indexed Job, one pod a node.\n\nFlags:\n%s", usage, fl.FlagUsages())
+		return err
+	case err != nil:
 		return engine.Usagef("%v", err)
 	}
 	j, err := f.job(fl.Args())

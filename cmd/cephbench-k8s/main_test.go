@@ -98,3 +98,17 @@ func TestContainerfileBuildsAsMakeDoes(t *testing.T) {
 		t.Errorf("%d stages; want a build stage and a runtime one", n)
 	}
 }
+
+// --help and -h, alone or after a verb and other flags, print the usage
+// and the flags on stdout and exit 0.
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{
+		{"--help"}, {"-h"}, {"render", "--help"}, {"render", "-h"}, {"run", "--help"}, {"run", "-h"},
+		{"render", "--clients", "2", "--help"},
+	} {
+		code, out, errs := runIn(t, args...)
+		if code != 0 || !strings.HasPrefix(out, "usage: cephbench k8s render|run ") || !strings.Contains(out, "--clients int") || errs != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 0 and the usage with the flags", strings.Join(args, " "), code, out, errs)
+		}
+	}
+}

@@ -35,4 +35,10 @@ func TestK8sRunsTheLauncherBesideIt(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "JOB_COMPLETION_INDEX") {
 		t.Errorf("an agent outside a pod: exit %d, %q; want 2 naming the index it lacks", code, out)
 	}
+	for _, help := range []string{"--help", "-h"} {
+		code, out = run("k8s", "agent", help)
+		if code != 0 || !strings.HasPrefix(out, "usage: cephbench k8s agent --configmap NAME") {
+			t.Errorf("k8s agent %s: exit %d, %q; want 0 and the agent's usage", help, code, out)
+		}
+	}
 }

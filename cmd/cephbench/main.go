@@ -3,14 +3,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/internal/cli"
+	"github.com/cephbench/cephbench/internal/interrupt"
 
 	_ "github.com/cephbench/cephbench/engine/dirobj"
 	_ "github.com/cephbench/cephbench/engine/file"
@@ -19,28 +18,15 @@ import (
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
-	signals := make(chan os.Signal, 4)
 	// SIGPIPE (stdout piped into head) stops the run like Ctrl-C does, so
 	// that what it wrote is still removed; later writes just fail.
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
-	go func() {
-		interrupts := 0
-		for sig := range signals {
-			if sig == syscall.SIGPIPE {
-				// Any write to a pipe nobody reads is told here, one to a
-				// lost host's ssh too: only a stdout gone stops the run.
-				if stdoutGone() {
-					cancel()
-				}
-				continue
-			}
+	interrupt.Notify(cancel, cli.ExitInterrupted, func(os.Signal) {
+		// Any write to a pipe nobody reads is told here, one to a lost
+		// host's ssh too: only a stdout gone stops the run.
+		if stdoutGone() {
 			cancel()
-			if interrupts++; interrupts > 1 {
-				fmt.Fprintln(os.Stderr, "cephbench: interrupted again, exiting without cleanup")
-				os.Exit(cli.ExitInterrupted)
-			}
 		}
-	}()
+	}, syscall.SIGPIPE)
 	if len(os.Args) > 1 && os.Args[1] == "k8s" {
 		os.Exit(k8s(ctx, os.Args[2:]))
 	}

@@ -219,7 +219,7 @@ func TestDisruptiveRadosBenchTimesOutOpsWhenEveryOSDStops(t *testing.T) {
 			t.Errorf("osd.%d down at %v s; want once, between 1 s and the run's end", id, at)
 		}
 	}
-	if !strings.Contains(r.stdout, "\ncluster NOT AT REST during the run: ") || !strings.Contains(r.stdout, "osd.0 down at ") {
+	if !strings.Contains(r.stdout, "\nCluster at rest:        NO, ") || !strings.Contains(r.stdout, "osd.0 down at ") {
 		t.Errorf("the summary does not say the cluster was not at rest:\n%s", r.stdout)
 	}
 }

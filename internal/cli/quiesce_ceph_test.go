@@ -193,16 +193,17 @@ func TestDisruptiveQuiesceKeepsScheduledScrubsOut(t *testing.T) {
 	waitNoScrub(t)
 	out, scrubs = run(true)
 	t.Logf("with --quiesce: %s", strings.Join(scrubs, "; "))
-	if len(scrubs) != 0 || !strings.Contains(out, "cluster at rest during the run") {
+	if len(scrubs) != 0 || !strings.Contains(out, "\nCluster at rest:        yes") {
 		t.Errorf("a quiesced run saw scrubs:\n%s", out)
 	}
 }
 
-// scrubEvents are the scrubs a summary's cluster line names.
+// scrubEvents are the scrubs rados bench's summary line "Cluster at rest:
+// NO, EVENTS" names.
 func scrubEvents(summary string) []string {
 	var scrubs []string
 	for _, line := range strings.Split(summary, "\n") {
-		_, events, ok := strings.Cut(line, "cluster NOT AT REST during the run: ")
+		events, ok := strings.CutPrefix(line, "Cluster at rest:        NO, ")
 		if !ok {
 			continue
 		}

@@ -13,12 +13,18 @@ func newClusterCmd(Env) *cobra.Command { return withoutCeph("cluster", "the Ceph
 func newRBDCmd(Env) *cobra.Command { return withoutCeph("rbd", "RBD benchmarks") }
 
 func withoutCeph(use, what string) *cobra.Command {
+	const why = "this cephbench was built without Ceph support: build it with `make` (go build -tags ceph,pacific), which needs librados-dev and libradospp-dev"
 	return &cobra.Command{
 		Use:                use,
 		Short:              what + " (this build has no Ceph support)",
+		Long:               why,
 		DisableFlagParsing: true,
-		RunE: func(*cobra.Command, []string) error {
-			return usagef("this cephbench was built without Ceph support: build it with `make` (go build -tags ceph,pacific), which needs librados-dev and libradospp-dev")
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Flags are not parsed, so that any command line gets why.
+			if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+				return cmd.Help()
+			}
+			return usagef("%s", why)
 		},
 	}
 }

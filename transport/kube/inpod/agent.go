@@ -40,6 +40,8 @@ const (
 	exitInterrupted = 130
 )
 
+const usage = "usage: cephbench k8s agent --configmap NAME [--ceph-id ID]"
+
 // Main is "cephbench k8s agent --configmap NAME [--ceph-id ID]" in a run's
 // pod: it writes the Ceph configuration of client ID (when given), then
 // serves the agent protocol with the pod's key of the ConfigMap as its
@@ -53,9 +55,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := fl.Parse(args)
 	index := os.Getenv(IndexEnv)
 	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		fmt.Fprintf(stdout, "%s\n\nThe agent of a cephbench k8s run's pod (the launcher's Job runs it).\n\nFlags:\n%s", usage, fl.FlagUsages())
+		return 0
 	case err != nil:
 	case *name == "" || fl.NArg() > 0:
-		err = errors.New("usage: cephbench k8s agent --configmap NAME [--ceph-id ID]")
+		err = errors.New(usage)
 	case index == "":
 		err = fmt.Errorf("%s is not set: the agent runs in a pod of an Indexed Job", IndexEnv)
 	default:
