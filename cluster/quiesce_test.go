@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"errors"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -206,19 +205,4 @@ func (r refuse) Mon(b []byte) ([]byte, error) {
 		return nil, errors.New("rados: ret=-13, Permission denied")
 	}
 	return r.Monitor.Mon(b)
-}
-
-func TestProcessAliveTellsAReusedPID(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc")
-	}
-	if !processAlive(os.Getpid(), time.Now()) {
-		t.Error("this process is not alive")
-	}
-	if processAlive(os.Getpid(), time.Now().Add(-24*time.Hour*365*30)) {
-		t.Error("this process recorded itself before it began")
-	}
-	if processAlive(1<<30, time.Now()) {
-		t.Error("a PID above pid_max is alive")
-	}
 }

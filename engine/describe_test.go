@@ -64,7 +64,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestCleanKeptWithoutCleaner(t *testing.T) {
-	if err := engine.CleanKept(context.Background(), spec.Target{Scheme: "plain"}); err != nil {
+	if err := engine.CleanKept(context.Background(), spec.Target{Scheme: "plain"}, nil); err != nil {
 		t.Errorf("CleanKept on a scheme that keeps nothing: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/cluster"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -330,12 +331,15 @@ type registered struct {
 
 // Cleaner removes what kept writes left at a target, as recorded by the
 // target's benchmark metadata (rados bench's benchmark_last_metadata or its
-// equivalent), and the metadata itself: never anything else.
-type Cleaner func(ctx context.Context, t spec.Target) error
+// equivalent), and the metadata itself, and what the write records (see
+// package writeahead) of runs that j judges ended name: never anything
+// else.
+type Cleaner func(ctx context.Context, t spec.Target, j *writeahead.Judge) error
 
-// CleanKept runs the cleaner of t's scheme; schemes without one keep
-// nothing between sessions, so there is nothing to do.
-func CleanKept(ctx context.Context, t spec.Target) error {
+// CleanKept runs the cleaner of t's scheme, which asks j which runs have
+// ended (nil: a Judge without Force or OlderThan); schemes without one
+// keep nothing between sessions, so there is nothing to do.
+func CleanKept(ctx context.Context, t spec.Target, j *writeahead.Judge) error {
 	registryMu.RLock()
 	c := registry[t.Scheme].desc.Cleaner
 	registryMu.RUnlock()
@@ -343,7 +347,10 @@ func CleanKept(ctx context.Context, t spec.Target) error {
 		return nil
 	}
 	failpoint.Hit(failpoint.Cleanup)
-	return c(ctx, t)
+	if j == nil {
+		j = writeahead.NewJudge(false, 0)
+	}
+	return c(ctx, t, j)
 }
 
 // Register makes an engine available for a scheme, with what it declares

@@ -19,6 +19,7 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	cbrados "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"
@@ -32,7 +33,7 @@ const markAttr = "user.cephbench"
 func init() {
 	engine.Register("cephfs", engine.Typed(Open), engine.Description{
 		Syntax: "cephfs://[FS]/PATH", Layout: engine.Blocks, Kind: engine.KindSharedFilesystem,
-		Cleaner: func(_ context.Context, t spec.Target) error { return cleanKept(t) },
+		Cleaner: func(_ context.Context, t spec.Target, _ *writeahead.Judge) error { return cleanKept(t) },
 		// Each host works in a directory of its own under the target's,
 		// which the session creates and removes.
 		Share: func(w *spec.Workload, host string) error {

@@ -46,7 +46,7 @@ const directAlignment = 4096
 func init() {
 	engine.Register("dirobj", engine.Typed(Open), engine.Description{
 		Syntax: "dirobj://DIR", Layout: engine.Objects, LocalPath: true, DirectFallback: true,
-		Cleaner: func(_ context.Context, t spec.Target) error { return Cleanup(t.Location) },
+		Cleaner: func(_ context.Context, t spec.Target, j *writeahead.Judge) error { return Cleanup(t.Location, j) },
 		// Each host's objects go in a directory of its own, which the
 		// session creates and removes.
 		Share: func(w *spec.Workload, host string) error {
@@ -98,8 +98,9 @@ func ReadMetadata(dir string) (m Metadata, ok bool, err error) {
 // subdirectory, where the hosts of a run on several hosts write; and dir
 // itself if a record says cephbench made it and it is now empty. It
 // removes only files a record or the metadata names, and does nothing
-// when dir holds neither.
-func Cleanup(dir string) error {
+// when dir holds neither; a record whose run j does not judge ended stays,
+// with its files.
+func Cleanup(dir string, j *writeahead.Judge) error {
 	names, err := listNames(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -107,7 +108,7 @@ func Cleanup(dir string) error {
 	if err != nil {
 		return err
 	}
-	createdDir, err := cleanRecords(dir, names)
+	createdDir, err := cleanRecords(dir, names, j)
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func Cleanup(dir string) error {
 	for _, name := range names {
 		sub := filepath.Join(dir, name)
 		if fi, err := os.Lstat(sub); err == nil && fi.IsDir() && holdsOurs(sub) {
-			if err := Cleanup(sub); err != nil {
+			if err := Cleanup(sub, j); err != nil {
 				return err
 			}
 		}
@@ -143,9 +144,9 @@ func holdsOurs(dir string) bool {
 
 // cleanRecords removes the objects of each write record among names (the
 // files in dir), then the record, and reports whether one says its
-// session made dir. An empty record is a run killed while writing it,
-// before any object.
-func cleanRecords(dir string, names []string) (createdDir bool, err error) {
+// session made dir, leaving those whose run j does not judge ended. An
+// empty record is a run killed while writing it, before any object.
+func cleanRecords(dir string, names []string, j *writeahead.Judge) (createdDir bool, err error) {
 	for _, name := range names {
 		if !writeahead.IsName(name) {
 			continue
@@ -159,6 +160,13 @@ func cleanRecords(dir string, names []string) (createdDir bool, err error) {
 			r, err := writeahead.Decode(name, b)
 			if err != nil {
 				return createdDir, err
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				return createdDir, err
+			}
+			if !j.Ended(r, fi.ModTime()) {
+				continue
 			}
 			createdDir = createdDir || r.CreatedDir
 			if err := removeNames(dir, names, r.Owns); err != nil {
@@ -317,7 +325,7 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 // any object, unless a record of its objects is there already (an earlier
 // kept write's, whose objects it reads and writes).
 func (s *Session) writeRecord() error {
-	r := writeahead.Record{Stem: s.prefix + "_object", CreatedDir: len(s.createdDirs) > 0}
+	r := writeahead.Record{Stem: s.prefix + "_object", CreatedDir: len(s.createdDirs) > 0}.Mine()
 	path := filepath.Join(s.dir, r.Name())
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {

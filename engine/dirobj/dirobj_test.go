@@ -16,6 +16,7 @@ import (
 
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/enginetest"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/spec"
 	"github.com/cephbench/cephbench/workload"
 )
@@ -234,7 +235,7 @@ func TestCleanupRemovesOnlyItsPrefix(t *testing.T) {
 		writeFile(t, filepath.Join(dir, name), "keep me")
 	}
 
-	if err := Cleanup(dir); err != nil {
+	if err := Cleanup(dir, writeahead.NewJudge(false, 0)); err != nil {
 		t.Fatal(err)
 	}
 	names, _ := listDir(dir)
@@ -242,10 +243,10 @@ func TestCleanupRemovesOnlyItsPrefix(t *testing.T) {
 	if !slices.Equal(names, foreign) {
 		t.Errorf("after Cleanup the directory holds %v; want only the foreign files %v", names, foreign)
 	}
-	if err := Cleanup(dir); err != nil {
+	if err := Cleanup(dir, writeahead.NewJudge(false, 0)); err != nil {
 		t.Errorf("Cleanup with nothing left to clean: %v", err)
 	}
-	if err := Cleanup(filepath.Join(dir, "missing")); err != nil {
+	if err := Cleanup(filepath.Join(dir, "missing"), writeahead.NewJudge(false, 0)); err != nil {
 		t.Errorf("Cleanup of a missing directory: %v", err)
 	}
 }
@@ -254,7 +255,7 @@ func TestCleanupRejectsForeignMetadata(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, MetadataName), "rados wrote this\n")
 	writeFile(t, filepath.Join(dir, "x_object0"), "")
-	if err := Cleanup(dir); err == nil {
+	if err := Cleanup(dir, writeahead.NewJudge(false, 0)); err == nil {
 		t.Error("Cleanup accepted a metadata file it cannot parse")
 	}
 	if names, _ := listDir(dir); len(names) != 2 {

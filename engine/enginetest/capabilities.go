@@ -275,7 +275,7 @@ func testCleanKept(t *testing.T, cfg Config) {
 		before = cfg.leftovers(t, target)
 	}
 	var err error
-	within(t, "CleanKept", func() { err = engine.CleanKept(t.Context(), target) })
+	within(t, "CleanKept", func() { err = engine.CleanKept(t.Context(), target, nil) })
 	if err != nil {
 		t.Fatalf("CleanKept on a target with nothing kept: %v (cleaning after a plan that kept nothing would fail)", err)
 	}
@@ -290,7 +290,7 @@ func testCleanKept(t *testing.T, cfg Config) {
 		s.write(i)
 	}
 	s.close()
-	within(t, "CleanKept", func() { err = engine.CleanKept(t.Context(), target) })
+	within(t, "CleanKept", func() { err = engine.CleanKept(t.Context(), target, nil) })
 	if err != nil {
 		t.Fatalf("CleanKept after a kept write: %v", err)
 	}

@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/io/devsafe"
 	"github.com/cephbench/cephbench/internal/io/kaio"
@@ -40,7 +41,7 @@ func init() {
 		Syntax: "PATH", Layout: engine.Blocks, Kind: engine.KindLocalDirectory,
 		LocalPath: true, LocalDisks: true, DirectFallback: true, FilePrefix: true,
 		IOEngines: []string{"psync", kaio.LibAIO, kaio.IOURing},
-		Cleaner:   func(_ context.Context, t spec.Target) error { return cleanKept(t.Location) },
+		Cleaner:   func(_ context.Context, t spec.Target, _ *writeahead.Judge) error { return cleanKept(t.Location) },
 		// In a directory (a shared filesystem's, maybe) each host's files
 		// are named after it; a file or device path is each host's own.
 		Share: func(w *spec.Workload, host string) error {

@@ -632,7 +632,7 @@ func TestCleanKeptRemovesOnlyMarkedFiles(t *testing.T) {
 	if err := os.WriteFile(foreign, []byte("the user's"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.CleanKept(context.Background(), spec.Target{Scheme: "file", Location: dir}); err != nil {
+	if err := engine.CleanKept(context.Background(), spec.Target{Scheme: "file", Location: dir}, nil); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(dir)

@@ -145,7 +145,7 @@ func (p *Pool) CreateExclusive(ctx context.Context, names []string) (created []b
 // number in the pool, before any of them is created, so that a cleanup
 // of the pool finds them whenever the run is killed.
 func (p *Pool) PutRecord(stem string) error {
-	put, err := putRecord(p.ioctx, writeahead.Record{Stem: stem})
+	put, err := putRecord(p.ioctx, writeahead.Record{Stem: stem}.Mine())
 	if err == nil && !put {
 		err = fmt.Errorf("%s exists: another run writes objects of the same names", writeahead.NamePrefix+stem)
 	}

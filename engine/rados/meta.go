@@ -14,6 +14,7 @@ import (
 
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/peer/radosbench"
 )
 
@@ -61,11 +62,17 @@ type CleanupResult struct {
 // does not start with "benchmark_data" is refused, so cleanup can never
 // remove data a benchmark did not write.
 func Cleanup(ctx context.Context, ioctx *rados.IOContext, runName, prefix string) (CleanupResult, error) {
+	return cleanup(ctx, ioctx, runName, prefix, nil)
+}
+
+// cleanup is Cleanup sparing the objects of the records in live, whose
+// runs may still write them.
+func cleanup(ctx context.Context, ioctx *rados.IOContext, runName, prefix string, live []writeahead.Record) (CleanupResult, error) {
 	if prefix != "" {
 		if !strings.HasPrefix(prefix, radosbench.Prefix) {
 			return CleanupResult{}, fmt.Errorf("refusing to remove objects with prefix %q: only %s* objects are benchmark objects", prefix, radosbench.Prefix)
 		}
-		return cleanupPrefix(ctx, ioctx, prefix)
+		return cleanupPrefix(ctx, ioctx, prefix, live)
 	}
 	m, err := ReadMetadata(ioctx, runName)
 	if err != nil {
@@ -85,10 +92,10 @@ func Cleanup(ctx context.Context, ioctx *rados.IOContext, runName, prefix string
 	return CleanupResult{Removed: m.Objects(), Prefix: p}, nil
 }
 
-func cleanupPrefix(ctx context.Context, ioctx *rados.IOContext, prefix string) (CleanupResult, error) {
+func cleanupPrefix(ctx context.Context, ioctx *rados.IOContext, prefix string, live []writeahead.Record) (CleanupResult, error) {
 	var names []string
 	err := ioctx.ListObjects(func(oid string) {
-		if strings.HasPrefix(oid, prefix) {
+		if strings.HasPrefix(oid, prefix) && !slices.ContainsFunc(live, func(r writeahead.Record) bool { return r.Owns(oid) }) {
 			names = append(names, oid)
 		}
 	})
@@ -126,24 +133,30 @@ func LastWrite(t Target) (radosbench.Metadata, error) {
 	return m, err
 }
 
-// CleanupTarget connects to t's cluster and runs Cleanup on its pool,
-// returning how many objects it removed.
-func CleanupTarget(ctx context.Context, t Target, prefix string) (int64, error) {
-	conn, err := Connect(t, 0)
+// CleanupTarget connects to t's cluster and removes, in its pool, what
+// the write records of the runs j judges ended name, then what Cleanup
+// removes with t's run name and prefix, leaving any object a record of a
+// run still writing names; it returns how many objects it removed. No
+// metadata object is an error only in a pool without write records.
+func CleanupTarget(ctx context.Context, t Target, prefix string, j *writeahead.Judge) (int64, error) {
+	pool, err := OpenPool(t)
 	if err != nil {
 		return 0, err
 	}
-	defer conn.Shutdown()
-	if _, err := conn.GetPoolByName(t.Pool); err != nil {
-		return 0, engine.Usagef("pool %q does not exist", t.Pool)
-	}
-	ioctx, err := conn.OpenIOContext(t.Pool)
+	defer pool.Close()
+	return pool.cleanup(ctx, prefix, j)
+}
+
+func (p *Pool) cleanup(ctx context.Context, prefix string, j *writeahead.Judge) (int64, error) {
+	recs, err := cleanRecords(ctx, p.ioctx, j)
 	if err != nil {
-		return 0, err
+		return recs.removed, err
 	}
-	defer ioctx.Destroy()
-	res, err := Cleanup(ctx, ioctx, t.RunName, prefix)
-	return res.Removed, err
+	res, err := cleanup(ctx, p.ioctx, p.target.RunName, prefix, recs.live)
+	if errors.Is(err, errNoMetadata) && recs.found {
+		err = nil
+	}
+	return recs.removed + res.Removed, err
 }
 
 // refuseFull fails when the cluster says writes to pool would block: a full

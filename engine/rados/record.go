@@ -45,32 +45,41 @@ func dropRecord(ioctx *rados.IOContext, name string) error {
 	return nil
 }
 
-// cleanRecords removes, for each write record in the pool, its objects,
-// then the metadata object it names if that describes them, then the
-// record: what runs killed at any moment, and kept runs on several hosts,
-// left. A record whose objects were never made, or are gone, is removed
-// alone; one that is not a valid record stays, and is an error.
-func cleanRecords(ctx context.Context, ioctx *rados.IOContext) error {
-	var records, candidates []string
+// records says what cleanRecords found.
+type records struct {
+	found   bool                // the pool held a write record
+	removed int64               // objects removed
+	live    []writeahead.Record // records of runs that may still write
+}
+
+// cleanRecords removes, for each write record in the pool whose run j
+// judges ended, its objects, then the metadata object it names if that
+// describes them, then the record: what runs killed at any moment, and
+// kept runs on several hosts, left. A record whose objects were never
+// made, or are gone, is removed alone; one that is not a valid record
+// stays, and is an error.
+func cleanRecords(ctx context.Context, ioctx *rados.IOContext, j *writeahead.Judge) (records, error) {
+	var names, candidates []string
 	err := ioctx.ListObjects(func(oid string) {
 		switch {
 		case writeahead.IsName(oid):
-			records = append(records, oid)
+			names = append(names, oid)
 		case strings.HasPrefix(oid, radosbench.Prefix), strings.HasPrefix(oid, "cephbench_"):
 			candidates = append(candidates, oid)
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("listing objects: %w", err)
+		return records{}, fmt.Errorf("listing objects: %w", err)
 	}
+	recs := records{found: len(names) > 0}
 	var errs []error
-	for _, name := range records {
-		errs = append(errs, cleanRecord(ctx, ioctx, name, candidates))
+	for _, name := range names {
+		errs = append(errs, cleanRecord(ctx, ioctx, j, name, candidates, &recs))
 	}
-	return errors.Join(errs...)
+	return recs, errors.Join(errs...)
 }
 
-func cleanRecord(ctx context.Context, ioctx *rados.IOContext, name string, candidates []string) error {
+func cleanRecord(ctx context.Context, ioctx *rados.IOContext, j *writeahead.Judge, name string, candidates []string, recs *records) error {
 	buf := make([]byte, 8<<10)
 	n, err := ioctx.Read(name, buf, 0)
 	if err != nil {
@@ -80,6 +89,14 @@ func cleanRecord(ctx context.Context, ioctx *rados.IOContext, name string, candi
 		r, err := writeahead.Decode(name, buf[:n])
 		if err != nil {
 			return err
+		}
+		st, err := ioctx.Stat(name)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", name, ErrnoOf(err))
+		}
+		if !j.Ended(r, st.ModTime) {
+			recs.live = append(recs.live, r)
+			return nil
 		}
 		var owned []string
 		for _, c := range candidates {
@@ -91,6 +108,7 @@ func cleanRecord(ctx context.Context, ioctx *rados.IOContext, name string, candi
 		if err != nil {
 			return err // the record stays for a second cleanup
 		}
+		recs.removed += int64(len(owned))
 		if m, err := ReadMetadata(ioctx, r.Metadata); r.Metadata != "" && err == nil && strings.HasSuffix(r.Stem, "_"+strconv.Itoa(m.PID)+"_object") {
 			if err := dropRecord(ioctx, r.Metadata); err != nil {
 				return err

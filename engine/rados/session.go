@@ -53,7 +53,7 @@ func share(w *spec.Workload, host string) error {
 // write record (runs killed at any moment, kept runs on several hosts)
 // and the records; then the objects of the last kept write, which its
 // metadata object records, and that object.
-func cleanKept(ctx context.Context, t spec.Target) error {
+func cleanKept(ctx context.Context, t spec.Target, j *writeahead.Judge) error {
 	rt, err := ParseTarget(t.Location)
 	if err != nil {
 		return err
@@ -62,15 +62,12 @@ func cleanKept(ctx context.Context, t spec.Target) error {
 	if err != nil {
 		return err
 	}
-	err = errors.Join(ReleaseKilledQuiesce(pool.conn), cleanRecords(ctx, pool.ioctx))
-	pool.Close()
-	if err != nil {
-		return err
+	defer pool.Close()
+	_, err = pool.cleanup(ctx, "", j)
+	if errors.Is(err, errNoMetadata) {
+		err = nil
 	}
-	if _, err = CleanupTarget(ctx, rt, ""); errors.Is(err, errNoMetadata) {
-		return nil
-	}
-	return err
+	return errors.Join(ReleaseKilledQuiesce(pool.conn), err)
 }
 
 // Session is an open pool. Do, Geometry, NewQueue, FillWrite and CheckRead
@@ -184,7 +181,7 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 	}
 	s.prefix = radosbench.ObjectPrefix(s.pid)
 	if s.writes {
-		r := writeahead.Record{Stem: s.prefix + "_object", Metadata: metadataName(t.RunName)}
+		r := writeahead.Record{Stem: s.prefix + "_object", Metadata: metadataName(t.RunName)}.Mine()
 		put, err := putRecord(s.ioctx, r)
 		if put {
 			s.record = r.Name()

@@ -32,6 +32,7 @@ import (
 	"github.com/cephbench/cephbench/cluster"
 	"github.com/cephbench/cephbench/engine"
 	cbrados "github.com/cephbench/cephbench/engine/rados"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/failpoint"
 	"github.com/cephbench/cephbench/internal/io/aioq"
 	"github.com/cephbench/cephbench/internal/io/devsafe"
@@ -56,7 +57,7 @@ func init() {
 			t, err := ParseTarget(location)
 			return err == nil && t.Create
 		},
-		Cleaner:     func(_ context.Context, t spec.Target) error { return cleanKept(t) },
+		Cleaner:     func(_ context.Context, t spec.Target, _ *writeahead.Judge) error { return cleanKept(t) },
 		Share:       share,
 		ShareRegion: shareRegion,
 	})

@@ -212,24 +212,20 @@ func LastWrite(ctx context.Context, location string, creds Credentials) (Metadat
 	return m, err
 }
 
-// Cleanup removes the objects of the last kept write at the target
-// location (BUCKET[/PREFIX][?options]), as recorded in its metadata
-// object, then the metadata object, then the bucket if cephbench created
-// it and it is empty, and returns how many objects it removed. It removes
-// only objects named after the recorded prefix. Credentials are creds, or
-// the environment's as for Open. With no record, the error wraps
-// ErrNothingKept.
-func Cleanup(ctx context.Context, location string, creds Credentials) (int64, error) {
-	c, m, err := kept(ctx, location, creds)
-	if err != nil {
-		return 0, err
+// Cleanup removes what cleanAll removes at the target location
+// (BUCKET[/PREFIX][?options]): the objects of the last kept write, as
+// recorded in its metadata object, then the metadata object; the objects
+// of the write records of runs j judges ended, then the records; then the
+// bucket if cephbench created it and it is empty. It returns how many
+// objects it removed, and removes only objects a metadata object or a
+// record names. Credentials are creds, or the environment's as for Open.
+// With neither metadata nor record there, the error wraps ErrNothingKept.
+func Cleanup(ctx context.Context, location string, creds Credentials, j *writeahead.Judge) (int64, error) {
+	n, found, err := cleanAll(ctx, location, creds, j)
+	if err == nil && !found {
+		err = &engine.UsageError{Err: fmt.Errorf("s3: %w at %s: it holds no %s and no write record", ErrNothingKept, location, MetadataName)}
 	}
-	defer c.close()
-	removed, err := c.cleanKept(ctx, m)
-	if err == nil && m.CreatedBucket {
-		err = c.removeBucketIfEmpty(ctx)
-	}
-	return removed, err
+	return n, err
 }
 
 // cleanKept removes the objects m records under the client's prefix, then
@@ -257,42 +253,46 @@ func (c *client) cleanKept(ctx context.Context, m Metadata) (int64, error) {
 // several hosts write under prefixes of their own), the record's objects
 // next to it, then the record; for each kept write's metadata object
 // there, its objects, then it; then the bucket if a record or metadata
-// says cephbench made it and it is now empty. It returns how many
-// objects it removed. A missing bucket holds nothing to clean.
-func cleanAll(ctx context.Context, location string, creds Credentials) (int64, error) {
+// says cephbench made it and it is now empty. A record whose run j does
+// not judge ended stays, with its objects. It returns how many objects it
+// removed, and whether it found a record or metadata object. A missing
+// bucket holds nothing to clean.
+func cleanAll(ctx context.Context, location string, creds Credentials, j *writeahead.Judge) (removed int64, found bool, err error) {
 	t, err := ParseTarget(location)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	c, exists, err := dial(ctx, t, creds, 0)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer c.close()
 	if !exists {
-		return 0, nil
+		return 0, false, nil
 	}
 	var records, metas, keys []string
+	written := map[string]time.Time{}
 	for obj := range c.ctl.ListObjectsIter(ctx, t.Bucket, minio.ListObjectsOptions{Prefix: t.Prefix, Recursive: true}) {
 		if obj.Err != nil {
-			return 0, opError("LIST", t.Prefix, obj.Err)
+			return 0, false, opError("LIST", t.Prefix, obj.Err)
 		}
 		switch base := path.Base(obj.Key); {
 		case writeahead.IsName(base):
 			records = append(records, obj.Key)
+			written[obj.Key] = obj.LastModified
 		case base == MetadataName:
 			metas = append(metas, obj.Key)
 		case strings.HasPrefix(base, "benchmark_data_"):
 			keys = append(keys, obj.Key)
 		}
 	}
-	var removed int64
+	found = len(records)+len(metas) > 0
 	bucket := false
 	for _, key := range records {
-		n, created, err := c.cleanRecord(ctx, key, keys)
+		n, created, err := c.cleanRecord(ctx, key, written[key], keys, j)
 		removed += n
 		if err != nil {
-			return removed, err
+			return removed, found, err
 		}
 		bucket = bucket || created
 	}
@@ -301,25 +301,27 @@ func cleanAll(ctx context.Context, location string, creds Credentials) (int64, e
 		sub.target.Prefix = strings.TrimSuffix(key, MetadataName)
 		m, ok, err := sub.readMetadata(ctx)
 		if err != nil || !ok {
-			return removed, err
+			return removed, found, err
 		}
 		n, err := sub.cleanKept(ctx, m)
 		removed += n
 		if err != nil {
-			return removed, err
+			return removed, found, err
 		}
 		bucket = bucket || m.CreatedBucket
 	}
 	if bucket {
-		return removed, c.removeBucketIfEmpty(ctx)
+		return removed, found, c.removeBucketIfEmpty(ctx)
 	}
-	return removed, nil
+	return removed, found, nil
 }
 
 // cleanRecord removes the objects among keys that the write record at key
 // names (next to it), then the record, and reports whether the record
-// says cephbench made the bucket.
-func (c *client) cleanRecord(ctx context.Context, key string, keys []string) (int64, bool, error) {
+// says cephbench made the bucket; written is when the store wrote the
+// record. A record whose run j does not judge ended stays, with its
+// objects.
+func (c *client) cleanRecord(ctx context.Context, key string, written time.Time, keys []string, j *writeahead.Judge) (int64, bool, error) {
 	body, _, _, err := minio.Core{Client: c.ctl}.GetObject(ctx, c.target.Bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return 0, false, opError("GET", key, err)
@@ -333,6 +335,9 @@ func (c *client) cleanRecord(ctx context.Context, key string, keys []string) (in
 	r, err := writeahead.Decode(name, b)
 	if err != nil {
 		return 0, false, fmt.Errorf("s3: %w", err)
+	}
+	if !j.Ended(r, written) {
+		return 0, false, nil
 	}
 	var owned []string
 	for _, k := range keys {

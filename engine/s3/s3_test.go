@@ -22,6 +22,7 @@ import (
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/engine/enginetest"
 	"github.com/cephbench/cephbench/engine/s3"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/internal/cephtest"
 	"github.com/cephbench/cephbench/spec"
 )
@@ -131,14 +132,14 @@ func TestCleanupRemovesAKeptWriteAndItsBucket(t *testing.T) {
 	if got := keys(t, c, bucket); len(got) != 4 || !slices.Contains(got, "kept/"+s3.MetadataName) {
 		t.Fatalf("after a kept write of 3 objects the bucket holds %v; want them and the metadata object", got)
 	}
-	n, err := s3.Cleanup(t.Context(), bucket+"/kept", s3.Credentials{})
+	n, err := s3.Cleanup(t.Context(), bucket+"/kept", s3.Credentials{}, writeahead.NewJudge(false, 0))
 	if err != nil || n != 3 {
 		t.Fatalf("Cleanup removed %d objects, %v; want 3", n, err)
 	}
 	if ok, _ := c.BucketExists(t.Context(), bucket); ok {
 		t.Errorf("the bucket the kept write created is still there after Cleanup: %v", keys(t, c, bucket))
 	}
-	if _, err := s3.Cleanup(t.Context(), bucket+"/kept", s3.Credentials{}); !engine.IsUsage(err) {
+	if _, err := s3.Cleanup(t.Context(), bucket+"/kept", s3.Credentials{}, writeahead.NewJudge(false, 0)); !engine.IsUsage(err) {
 		t.Errorf("a second Cleanup returned %v; want a usage error saying there is nothing kept", err)
 	}
 }
@@ -158,7 +159,7 @@ func TestCleanupLeavesAForeignBucket(t *testing.T) {
 	if err := s.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s3.Cleanup(t.Context(), bucket+"/kept", s3.Credentials{}); err != nil || n != 2 {
+	if n, err := s3.Cleanup(t.Context(), bucket+"/kept", s3.Credentials{}, writeahead.NewJudge(false, 0)); err != nil || n != 2 {
 		t.Fatalf("Cleanup removed %d objects, %v; want 2", n, err)
 	}
 	want := []string{"kept/benchmark_data_elsewhere_1_object0", "precious"}

@@ -38,8 +38,8 @@ func init() {
 // those of every kept write's metadata there (the target's own, and each
 // host's of a run on several hosts), then the bucket if cephbench made it
 // and it is empty.
-func cleanKept(ctx context.Context, t spec.Target) error {
-	_, err := cleanAll(ctx, t.Location, Credentials{})
+func cleanKept(ctx context.Context, t spec.Target, j *writeahead.Judge) error {
+	_, _, err := cleanAll(ctx, t.Location, Credentials{}, j)
 	return err
 }
 
@@ -204,7 +204,7 @@ func OpenWith(ctx context.Context, w *spec.Workload, creds Credentials) (*Sessio
 // putRecord puts the session's write record under the target's prefix,
 // before any object, unless a record of its objects is there already.
 func (s *Session) putRecord(ctx context.Context, t Target) error {
-	r := writeahead.Record{Stem: s.name + "_object", CreatedBucket: s.createdBucket || s.keptBucket}
+	r := writeahead.Record{Stem: s.name + "_object", CreatedBucket: s.createdBucket || s.keptBucket}.Mine()
 	key := t.Prefix + r.Name()
 	_, err := s.c.ctl.StatObject(ctx, t.Bucket, key, minio.StatObjectOptions{})
 	switch {

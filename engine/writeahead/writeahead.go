@@ -11,7 +11,9 @@ package writeahead
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 )
 
 // NamePrefix begins the name of every record: the record of stem S is
@@ -39,6 +41,18 @@ type Record struct {
 	// CreatedDir says the session made the directory holding the
 	// record, so the cleanup removes it once it is empty.
 	CreatedDir bool `json:"created_dir,omitempty"`
+	// Host, PID and Started name the process that wrote the record, so
+	// that a cleanup can tell a run still writing from a dead one.
+	// Records of cephbench before 2026-12 have none of them.
+	Host    string    `json:"host,omitempty"`
+	PID     int       `json:"pid,omitempty"`
+	Started time.Time `json:"started,omitzero"`
+}
+
+// Mine returns r as written by this process, now.
+func (r Record) Mine() Record {
+	r.Host, r.PID, r.Started = thisHost(), os.Getpid(), time.Now()
+	return r
 }
 
 // Name is the name of r's record.

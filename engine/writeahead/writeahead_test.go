@@ -1,15 +1,29 @@
 package writeahead
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestRecordRoundTrip(t *testing.T) {
-	r := Record{Stem: "benchmark_data_h_12_object", Metadata: "benchmark_last_metadata_h2", CreatedBucket: true}
+	r := Record{Stem: "benchmark_data_h_12_object", Metadata: "benchmark_last_metadata_h2", CreatedBucket: true,
+		Host: "h", PID: 12, Started: time.Unix(1_800_000_000, 5).UTC()}
 	if !IsName(r.Name()) {
 		t.Fatalf("IsName(%q) = false", r.Name())
 	}
 	got, err := Decode(r.Name(), r.Encode())
 	if err != nil || got != r {
 		t.Fatalf("Decode(Encode(%+v)) = %+v, %v", r, got, err)
+	}
+}
+
+// A record of cephbench before 2026-12 names no process: it still reads,
+// with none.
+func TestOldRecordReads(t *testing.T) {
+	name := "cephbench_writing_benchmark_data_h_12_object"
+	r, err := Decode(name, []byte(`{"stem":"benchmark_data_h_12_object","created_dir":true}`))
+	if err != nil || r != (Record{Stem: "benchmark_data_h_12_object", CreatedDir: true}) {
+		t.Fatalf("Decode of an old record = %+v, %v", r, err)
 	}
 }
 

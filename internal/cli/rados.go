@@ -174,19 +174,30 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 
 func newRadosCleanupCmd(env Env, cf *cephFlags) *cobra.Command {
 	var runName, prefix string
+	var rf recordFlags
 	cmd := &cobra.Command{
-		Use:   "cleanup [--run-name NAME] [--prefix benchmark_data...]",
-		Short: "remove the objects a bench wrote with --no-cleanup, and nothing else",
-		Args:  cobra.NoArgs,
+		Use:   "cleanup [--run-name NAME] [--prefix benchmark_data...] [--force | --older-than AGE]",
+		Short: "remove the objects a bench wrote with --no-cleanup, or a killed run left, and nothing else",
+		Long: `Remove the objects of the write that the metadata object (benchmark_last_metadata,
+or --run-name's) records, then the metadata object; or, with --prefix, every
+object whose name starts with it. Also remove what the write records of
+killed cephbench runs in the pool name, as "cephbench cleanup rados://POOL"
+does, and leave what a run still writing names (see --force, --older-than).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if prefix != "" && !strings.HasPrefix(prefix, "benchmark_data") {
 				return usagef("refusing prefix %q: only benchmark_data* objects are a benchmark's", prefix)
+			}
+			j, err := rf.judge(cmd)
+			if err != nil {
+				return err
 			}
 			rt, _, err := cf.target(map[string]string{"run-name": runName})
 			if err != nil {
 				return err
 			}
-			n, err := rados.CleanupTarget(cmd.Context(), rt, prefix)
+			n, err := rados.CleanupTarget(cmd.Context(), rt, prefix, j)
+			printSkipped(env.Stdout, j)
 			if err != nil {
 				return err
 			}
@@ -196,5 +207,6 @@ func newRadosCleanupCmd(env Env, cf *cephFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&runName, "run-name", "", "metadata object of the write to remove (default benchmark_last_metadata)")
 	cmd.Flags().StringVar(&prefix, "prefix", "", "remove every object whose name starts with this (must start with benchmark_data)")
+	rf.register(cmd)
 	return cmd
 }

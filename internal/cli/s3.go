@@ -156,16 +156,26 @@ removes them), and never anything else.`,
 }
 
 func newS3CleanupCmd(env Env, cf *s3Flags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "cleanup s3://BUCKET[/PREFIX]",
-		Short: "remove the objects an s3 bench --keep left, and the bucket if it made it and it is empty",
-		Args:  cobra.ExactArgs(1),
+	var rf recordFlags
+	cmd := &cobra.Command{
+		Use:   "cleanup s3://BUCKET[/PREFIX] [--force | --older-than AGE]",
+		Short: "remove the objects an s3 bench --keep left, or a killed run left, and the bucket if it made it and it is empty",
+		Long: `Remove the objects of the kept writes (their benchmark_last_metadata objects) and
+of killed cephbench runs (their write records) under BUCKET[/PREFIX], as
+"cephbench cleanup s3://..." does, and leave what a run still writing names
+(see --force, --older-than).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			j, err := rf.judge(cmd)
+			if err != nil {
+				return err
+			}
 			target, creds, err := cf.target(args[0], env.getenv)
 			if err != nil {
 				return err
 			}
-			n, err := cbs3.Cleanup(cmd.Context(), target.Location, creds)
+			n, err := cbs3.Cleanup(cmd.Context(), target.Location, creds, j)
+			printSkipped(env.Stdout, j)
 			if err != nil {
 				return err
 			}
@@ -173,4 +183,6 @@ func newS3CleanupCmd(env Env, cf *s3Flags) *cobra.Command {
 			return nil
 		},
 	}
+	rf.register(cmd)
+	return cmd
 }

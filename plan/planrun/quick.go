@@ -159,7 +159,7 @@ func quickSteps(r *Run, t spec.Target, dur spec.Duration) ([]step.Step, error) {
 	default:
 		return nil, engine.Usagef("the built-in plan runs on %s, not on %s://", quickTargets(), t.Scheme)
 	}
-	r.finish = func() error { return engine.CleanKept(context.Background(), t) }
+	r.finish = func() error { return engine.CleanKept(context.Background(), t, nil) }
 	return steps, nil
 }
 
@@ -228,7 +228,7 @@ func quickLocal(r *Run, t spec.Target, dur spec.Duration) ([]step.Step, error) {
 		return nil
 	}
 	r.finish = func() error {
-		err := engine.CleanKept(context.Background(), objects)
+		err := engine.CleanKept(context.Background(), objects, nil)
 		if !fileWasThere {
 			os.Remove(dataFile)
 		}

@@ -11,13 +11,14 @@ import (
 	"sync"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/engine/writeahead"
 	"github.com/cephbench/cephbench/spec"
 )
 
 func init() {
 	engine.Register("toy", engine.Typed(Open), engine.Description{
 		Syntax: "toy://NAME", Layout: engine.Blocks,
-		Cleaner: func(_ context.Context, t spec.Target) error { cleanKept(t.Location); return nil },
+		Cleaner: func(_ context.Context, t spec.Target, _ *writeahead.Judge) error { cleanKept(t.Location); return nil },
 	})
 }
 
