@@ -194,21 +194,28 @@ func writeFio(out frontend.IO, j frontend.Job, outcome *Outcome) error {
 // with Push what Program finds or copies, hosts probed in parallel.
 func (c Command) programs(ctx context.Context) ([]string, error) {
 	programs := make([]string, len(c.Hosts))
-	errs := make([]error, len(c.Hosts))
+	if !c.Push {
+		for i := range programs {
+			programs[i] = c.Remote
+		}
+		return programs, nil
+	}
 	local := c.Local
-	if c.Push && local == "" {
+	if local == "" {
 		var err error
 		if local, err = os.Executable(); err != nil {
 			return nil, err
 		}
 	}
+	// Summed once: every host compares its copy with this binary.
+	sum, err := fileSum(local)
+	if err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(c.Hosts))
 	var wg sync.WaitGroup
 	for i, h := range c.Hosts {
-		if !c.Push {
-			programs[i] = c.Remote
-			continue
-		}
-		wg.Go(func() { programs[i], errs[i] = Program(ctx, h, c.Remote, local, c.SSH) })
+		wg.Go(func() { programs[i], errs[i] = Program(ctx, h, c.Remote, local, sum, c.SSH) })
 	}
 	wg.Wait()
 	for _, err := range errs {

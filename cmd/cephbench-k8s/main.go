@@ -202,7 +202,7 @@ func connect(loader clientcmd.ClientConfig) (kube.Clients, error) {
 // launch runs m, printing each step as its command prints it, from the
 // merged seconds and results, which are saved where the steps say.
 func launch(ctx context.Context, c kube.Clients, m *kube.Manifests, j frontend.Job, stdout, stderr io.Writer) error {
-	fmt.Fprintf(stderr, "%s: applying Job %s, its RBAC and ConfigMap in namespace %s; all are deleted at the end\n", j.Command, m.Job.Name, m.Job.Namespace)
+	fmt.Fprintf(stderr, "%s: applying Job %s and its RBAC and ConfigMap in namespace %s; all are deleted at the end, or with the Job if this launcher is killed\n", j.Command, m.Job.Name, m.Job.Namespace)
 	out := frontend.IO{Stdout: stdout, Stderr: stderr}
 	p := multihost.Printing{Heading: fmt.Sprintf("%s on %d pods of Job %s", j.Command, *m.Job.Spec.Completions, m.Job.Name)}
 	opts := kube.Options{

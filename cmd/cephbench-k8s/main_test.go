@@ -22,7 +22,8 @@ func runIn(t *testing.T, args ...string) (int, string, string) {
 }
 
 // A command line after -- is rendered as a Job of the pods asked for,
-// whose deadline allows for the job's time and the pods' start.
+// whose deadline allows for the job's time and the pods' start, deleted
+// 10 minutes after it finished; every object has the run's label.
 func TestRenderACommandLine(t *testing.T) {
 	code, out, errs := runIn(t, "render", "--clients", "2", "-n", "bench", "--image", "cephbench:v1", "--name", "run1",
 		"--ceph-secret", "rook-ceph-client-bench", "--", "bench", "--target", "null://", "--duration", "60s")
@@ -39,6 +40,14 @@ func TestRenderACommandLine(t *testing.T) {
 	}
 	if got := *job.Spec.ActiveDeadlineSeconds; got != 60+300+120 {
 		t.Errorf("deadline %ds; want the job's 60 s, the 5 min start timeout and 2 min", got)
+	}
+	if ttl := job.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl != 600 {
+		t.Errorf("ttlSecondsAfterFinished %v; want the finished Job deleted after 10 min", ttl)
+	}
+	for i, doc := range docs {
+		if !strings.Contains(doc, "\n    app.kubernetes.io/instance: run1\n") {
+			t.Errorf("document %d has not the run's label to delete it by:\n%s", i+1, doc)
+		}
 	}
 	if args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " "); !strings.HasSuffix(args, "--ceph-id bench") {
 		t.Errorf("args %q; want the client named from its Secret", args)

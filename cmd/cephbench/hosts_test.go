@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -347,7 +348,7 @@ steps:
 // that says another version's hello), is refused in one line naming it
 // and suggesting --push-binary; with --push-binary this binary is copied
 // to the host's cache once, under its version, and runs there; a file at
-// that path that is not this cephbench is refused and left as it is.
+// that path that is not this cephbench (another checksum) is replaced.
 func TestPushBinaryOverSSH(t *testing.T) {
 	fleet := sshtest.Start(t, 2)
 	dir, bin := build(t)
@@ -401,10 +402,59 @@ func TestPushBinaryOverSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, text = run(hello, "--push-binary")
-	if code == 0 || !strings.Contains(text, "host2") || !strings.Contains(text, "not written over") {
-		t.Errorf("someone's file at the copy's path: exit %d\n%s", code, text)
+	if code != 0 {
+		t.Fatalf("another file at the copy's path: exit %d\n%s", code, text)
 	}
-	if b, _ := os.ReadFile(copies[1]); !strings.Contains(string(b), "someone else") {
-		t.Errorf("someone's file was written over")
+	want, _ := os.ReadFile(bin)
+	if b, _ := os.ReadFile(copies[1]); !bytes.Equal(b, want) {
+		t.Errorf("another file at the copy's path was not replaced by this binary")
+	}
+}
+
+// Two hosts whose users share one home directory (NFS, as on many client
+// farms) get --push-binary at once: both may find the cache empty and
+// copy this binary there, and neither fails on the other's copy. The run
+// succeeds on both from the one copy, nothing else is left beside it,
+// and the next run uses that copy as it is.
+func TestPushBinaryToHostsSharingAHome(t *testing.T) {
+	fleet := sshtest.StartSharedHome(t, 2)
+	dir, bin := build(t)
+	hosts := fleet.Aliases()
+	run := func() (int, string) {
+		return onHosts(t, bin, filepath.Join(dir, "missing"), fleet, hosts, "bench", "--target", "null://", "--duration", "1s", "--results", dir, "--push-binary")
+	}
+	copyPath := filepath.Join(fleet.Hosts[0].CacheDir, "cephbench", result.Version, "cephbench")
+	want, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(run string) os.FileInfo {
+		t.Helper()
+		entries, _ := os.ReadDir(filepath.Dir(copyPath))
+		if len(entries) != 1 || entries[0].Name() != "cephbench" {
+			t.Fatalf("%s run: the shared cache holds %v; want only the copy", run, entries)
+		}
+		got, err := os.ReadFile(copyPath)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s run: the shared copy is not this binary (%d bytes of %d, %v)", run, len(got), len(want), err)
+		}
+		st, err := os.Stat(copyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// The hosts' own cephbench is missing: each ran the shared copy.
+	code, text := run()
+	if code != 0 || !strings.Contains(text, "bench on 2 hosts") {
+		t.Fatalf("first run: exit %d\n%s", code, text)
+	}
+	first := check("first")
+	code, text = run()
+	if code != 0 || !strings.Contains(text, "bench on 2 hosts") {
+		t.Fatalf("second run: exit %d\n%s", code, text)
+	}
+	if second := check("second"); !os.SameFile(first, second) || !second.ModTime().Equal(first.ModTime()) {
+		t.Errorf("the second run copied the binary again instead of using the copy there")
 	}
 }

@@ -16,7 +16,7 @@ import (
 func StartIsolated(t testing.TB, n int) *Fleet {
 	t.Helper()
 	vethtest.Available(t)
-	return start(t, n, true)
+	return start(t, n, true, false)
 }
 
 // Cut takes down the host's end of its link, inside its namespace:

@@ -13,6 +13,7 @@ package sshtest
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -62,6 +63,7 @@ type Fleet struct {
 	user     string
 	loopback bool    // fake hosts get addresses of their own, not 127.0.0.1
 	isolated bool    // each host in its own network namespace
+	shared   string  // the one cache folder of every host, when not empty
 	all      []*Host // Hosts and AddUnknown's, in the order they started
 }
 
@@ -75,7 +77,8 @@ type Host struct {
 	Known   bool   // whether its host key is in the fleet's known_hosts
 	// CacheDir is the host's XDG_CACHE_HOME, set for every session: what
 	// a test leaves in a host's cache stays in the test's folder, one
-	// folder per host, as on separate machines.
+	// folder per host, as on separate machines, or one for all of
+	// StartSharedHome's hosts.
 	CacheDir string
 
 	hostKey string         // the private host key; its public half beside it
@@ -91,10 +94,18 @@ type Host struct {
 // not start.
 func Start(t testing.TB, n int) *Fleet {
 	t.Helper()
-	return start(t, n, false)
+	return start(t, n, false, false)
 }
 
-func start(t testing.TB, n int, isolated bool) *Fleet {
+// StartSharedHome is Start with one cache folder (XDG_CACHE_HOME) for
+// every host, as on machines whose users share one home directory over
+// NFS: what one host writes in its cache the others find there.
+func StartSharedHome(t testing.TB, n int) *Fleet {
+	t.Helper()
+	return start(t, n, false, true)
+}
+
+func start(t testing.TB, n int, isolated, sharedHome bool) *Fleet {
 	t.Helper()
 	sshd := programs(t)
 	if os.Geteuid() == 0 {
@@ -118,6 +129,9 @@ func start(t testing.TB, n int, isolated bool) *Fleet {
 		user:         u.Username,
 		loopback:     canListen("127.0.0.2"),
 		isolated:     isolated,
+	}
+	if sharedHome {
+		f.shared = filepath.Join(dir, "home", ".cache")
 	}
 	keygen(t, f.IdentityFile)
 	pub, err := os.ReadFile(f.IdentityFile + ".pub")
@@ -252,7 +266,7 @@ func (f *Fleet) start(t testing.TB, alias string, known bool) *Host {
 		PidFile:  filepath.Join(dir, "sshd.pid"),
 		LogFile:  filepath.Join(dir, "sshd.log"),
 		Known:    known,
-		CacheDir: filepath.Join(dir, "cache"),
+		CacheDir: cmp.Or(f.shared, filepath.Join(dir, "cache")),
 		hostKey:  filepath.Join(dir, "ssh_host_ed25519_key"),
 	}
 	keygen(t, h.hostKey)

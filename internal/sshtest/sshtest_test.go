@@ -112,3 +112,24 @@ func TestIsolatedHostsCanBeCutOff(t *testing.T) {
 		}
 	}
 }
+
+// StartSharedHome's hosts are separate servers with one cache folder:
+// what a session on one writes there, a session on another reads.
+func TestSharedHomeHostsSeeOneCache(t *testing.T) {
+	fleet := StartSharedHome(t, 2)
+	h1, h2 := fleet.Hosts[0], fleet.Hosts[1]
+	if h1.CacheDir != h2.CacheDir {
+		t.Fatalf("cache folders %s and %s; want one", h1.CacheDir, h2.CacheDir)
+	}
+	ssh := func(h *Host, cmd string) string {
+		out, err := exec.Command("ssh", "-F", fleet.ConfigFile, h.Alias, cmd).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ssh %s: %v: %s", h.Alias, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	ssh(h1, `mkdir -p "$XDG_CACHE_HOME" && echo $`+HostEnv+` > "$XDG_CACHE_HOME/mark"`)
+	if got := ssh(h2, `echo $`+HostEnv+` $(cat "$XDG_CACHE_HOME/mark")`); got != "host2 host1" {
+		t.Errorf("host2 read %q; want host2 reading host1's mark", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
@@ -121,29 +122,44 @@ func Run(ctx context.Context, c Clients, logs Logs, m *Manifests, j frontend.Job
 	return out, err
 }
 
-// apply creates m's objects, the Job last, once what its pods need is
-// there.
+// apply creates m's objects, leaving m as it is. The Job comes first,
+// suspended (no pods yet), so that every other object is created owned
+// by it: whatever becomes of the launcher, Kubernetes' garbage collector
+// deletes them with the Job, which ends at its deadline and is deleted
+// finishedTTL later. Once what its pods need is there, the Job is
+// resumed.
 func apply(ctx context.Context, c Clients, m *Manifests) error {
 	ns := m.Job.Namespace
+	fail := func(err error) error {
+		return fmt.Errorf("creating the run's objects in namespace %s: %w", ns, err)
+	}
+	suspended := m.Job.DeepCopy()
+	suspended.Spec.Suspend = ptr(true)
+	job, err := c.Batch.Jobs(ns).Create(ctx, suspended, metav1.CreateOptions{})
+	if err != nil {
+		return fail(err)
+	}
+	owner := []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}
+	sa, role, binding, cm := m.ServiceAccount.DeepCopy(), m.Role.DeepCopy(), m.RoleBinding.DeepCopy(), m.ConfigMap.DeepCopy()
+	for _, o := range []metav1.Object{sa, role, binding, cm} {
+		o.SetOwnerReferences(owner)
+	}
 	steps := []func() error{
+		func() error { _, err := c.Core.ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); return err },
+		func() error { _, err := c.RBAC.Roles(ns).Create(ctx, role, metav1.CreateOptions{}); return err },
 		func() error {
-			_, err := c.Core.ServiceAccounts(ns).Create(ctx, m.ServiceAccount, metav1.CreateOptions{})
+			_, err := c.RBAC.RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{})
 			return err
 		},
-		func() error { _, err := c.RBAC.Roles(ns).Create(ctx, m.Role, metav1.CreateOptions{}); return err },
+		func() error { _, err := c.Core.ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); return err },
 		func() error {
-			_, err := c.RBAC.RoleBindings(ns).Create(ctx, m.RoleBinding, metav1.CreateOptions{})
+			_, err := c.Batch.Jobs(ns).Patch(ctx, job.Name, types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{})
 			return err
 		},
-		func() error {
-			_, err := c.Core.ConfigMaps(ns).Create(ctx, m.ConfigMap, metav1.CreateOptions{})
-			return err
-		},
-		func() error { _, err := c.Batch.Jobs(ns).Create(ctx, m.Job, metav1.CreateOptions{}); return err },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
-			return fmt.Errorf("creating the run's objects in namespace %s: %w", ns, err)
+			return fail(err)
 		}
 	}
 	return nil

@@ -13,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -50,6 +52,9 @@ type cluster struct {
 	opened    map[string]int    // log streams opened, per pod
 	sent      map[string]string // what the ConfigMap's keys last held
 	served    sync.WaitGroup
+	// created is every object created but the pods, in order, as the
+	// API server stored it (with its UID).
+	created []runtime.Object
 }
 
 func newCluster(t *testing.T) *cluster {
@@ -72,19 +77,35 @@ func newCluster(t *testing.T) *cluster {
 		}
 		return true, nil, nil
 	})
-	return &cluster{t: t, cs: cs, ns: "bench", logs: map[string]*podLog{}, fail: -1, opened: map[string]int{}, sent: map[string]string{}}
+	c := &cluster{t: t, cs: cs, ns: "bench", logs: map[string]*podLog{}, fail: -1, opened: map[string]int{}, sent: map[string]string{}}
+	// The API server gives each object a UID; the fake tracker does not.
+	cs.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ca := a.(k8stesting.CreateAction)
+		obj := ca.GetObject().DeepCopyObject()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		obj.(metav1.Object).SetUID(types.UID(fmt.Sprintf("uid-%d", len(c.created)+1)))
+		if err := cs.Tracker().Create(ca.GetResource(), obj, ca.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		if ca.GetResource().Resource != "pods" {
+			c.created = append(c.created, obj.DeepCopyObject())
+		}
+		return true, obj, nil
+	})
+	return c
 }
 
 func (c *cluster) clients() Clients {
 	return Clients{Core: c.cs.CoreV1(), Batch: c.cs.BatchV1(), RBAC: c.cs.RbacV1()}
 }
 
-// run waits for the Job, then starts its pods: Pending first, Running a
-// moment later.
+// run waits for the Job, not suspended, then starts its pods: Pending
+// first, Running a moment later.
 func (c *cluster) run(ctx context.Context, name string) {
 	for ctx.Err() == nil {
 		job, err := c.cs.BatchV1().Jobs(c.ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		if err != nil || (job.Spec.Suspend != nil && *job.Spec.Suspend) {
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
@@ -440,5 +461,42 @@ func TestInterruptingTheLauncherStopsThePodsAndDeletesTheRun(t *testing.T) {
 	}
 	if left := c.left(); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// Every object the launcher creates is owned by its Job, by the Job's
+// UID, so the garbage collector deletes them with it when the launcher
+// is killed and cannot; the Job is created first, suspended until they
+// exist, and ends on its own: a deadline, and a time to live once
+// finished.
+func TestEveryObjectOfARunIsOwnedByItsJob(t *testing.T) {
+	c := newCluster(t)
+	if _, err := launch(t, c, 2, time.Second)(context.Background(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.created) != 5 {
+		t.Fatalf("%d objects created; want the Job, the ServiceAccount, the Role, its binding and the ConfigMap", len(c.created))
+	}
+	job, ok := c.created[0].(*batchv1.Job)
+	if !ok {
+		t.Fatalf("the first object created is a %T; want the Job, so the others can be its", c.created[0])
+	}
+	if job.Spec.Suspend == nil || !*job.Spec.Suspend {
+		t.Error("the Job was created running; want it suspended until what its pods need exists")
+	}
+	if ttl := job.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl != int32(finishedTTL/time.Second) {
+		t.Errorf("the Job's ttlSecondsAfterFinished is %v; want %v", ttl, finishedTTL)
+	}
+	if d := job.Spec.ActiveDeadlineSeconds; d == nil || *d != 60 {
+		t.Errorf("the Job's activeDeadlineSeconds is %v; want the spec's 60", d)
+	}
+	for _, obj := range c.created[1:] {
+		o := obj.(metav1.Object)
+		refs := o.GetOwnerReferences()
+		if len(refs) != 1 || refs[0].APIVersion != "batch/v1" || refs[0].Kind != "Job" || refs[0].Name != job.Name || refs[0].UID != job.UID || job.UID == "" {
+			t.Errorf("%T %s is owned by %+v; want the Job %s, UID %q", obj, o.GetName(), refs, job.Name, job.UID)
+		}
 	}
 }

@@ -48,7 +48,8 @@ type Spec struct {
 	Job frontend.Job
 }
 
-// Manifests are the objects of one run, applied in this order.
+// Manifests are the objects of one run, in the order kubectl applies
+// them (YAML); Run creates the Job first and the others owned by it.
 type Manifests struct {
 	ServiceAccount *corev1.ServiceAccount
 	Role           *rbacv1.Role
@@ -141,9 +142,16 @@ func typeMeta(version, kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: version, Kind: kind}
 }
 
+// finishedTTL is how long a finished Job is kept (its
+// ttlSecondsAfterFinished) before Kubernetes deletes it, and with it
+// whatever it owns: a launcher deletes its run itself at the end, so the
+// TTL counts only when the launcher was killed, and leaves time to read
+// the pods' logs.
+const finishedTTL = 10 * time.Minute
+
 // jobSpec is the Indexed Job: every pod at once, one a node, none
 // restarted or replaced (a lost pod is a lost host), all gone at the
-// deadline.
+// deadline, the Job itself finishedTTL after.
 func jobSpec(s Spec) batchv1.JobSpec {
 	n := int32(s.Clients)
 	indexed := batchv1.IndexedCompletion
@@ -151,6 +159,7 @@ func jobSpec(s Spec) batchv1.JobSpec {
 	return batchv1.JobSpec{
 		CompletionMode: &indexed, Completions: &n, Parallelism: &n,
 		BackoffLimit: ptr(int32(0)), ActiveDeadlineSeconds: &deadline,
+		TTLSecondsAfterFinished: ptr(int32(finishedTTL / time.Second)),
 		Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: runLabels(s.Name)},
 			Spec:       podSpec(s),

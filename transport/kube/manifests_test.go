@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	_ "github.com/cephbench/cephbench/engine/null"
@@ -148,5 +150,42 @@ func TestBadSpecsAreRefusedBeforeAnything(t *testing.T) {
 		if _, err := Render(s); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line", name, err)
 		}
+	}
+}
+
+// Rendered for kubectl, the objects cannot name the Job's UID, which
+// only the API server gives: each carries the run's labels, by which
+// one kubectl delete removes them all, and the Job still ends on its own,
+// at its deadline, and is deleted finishedTTL after.
+func TestRenderedObjectsCarryTheRunsLabelsAndTheJobItsTTL(t *testing.T) {
+	s := testSpec()
+	m, err := Render(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := m.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := decodeStrict(t, y)
+	sel, err := labels.Parse(Selector(s.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range got.objects() {
+		o := obj.(metav1.Object)
+		if !sel.Matches(labels.Set(o.GetLabels())) {
+			t.Errorf("%T %s is labelled %v; want the run's labels (%s)", obj, o.GetName(), o.GetLabels(), Selector(s.Name))
+		}
+	}
+	if !sel.Matches(labels.Set(got.Job.Spec.Template.Labels)) {
+		t.Errorf("the pods are labelled %v; want the run's labels", got.Job.Spec.Template.Labels)
+	}
+	js := got.Job.Spec
+	if js.TTLSecondsAfterFinished == nil || *js.TTLSecondsAfterFinished != 600 || js.ActiveDeadlineSeconds == nil || *js.ActiveDeadlineSeconds != 630 {
+		t.Errorf("the Job's ttlSecondsAfterFinished %v, activeDeadlineSeconds %v; want 600 and 630", js.TTLSecondsAfterFinished, js.ActiveDeadlineSeconds)
+	}
+	if js.Suspend != nil && *js.Suspend {
+		t.Error("the rendered Job is suspended: kubectl apply would start nothing")
 	}
 }

@@ -11,38 +11,36 @@ import (
 
 // pushScript writes its stdin to a temporary file beside the path in $1,
 // checks it holds the $2 bytes sent (a local ssh that dies mid-copy ends
-// the remote stdin as a complete copy would) and makes it executable.
-// Then, with $3 "replace", it renames it over that path, so a binary
-// already running there is replaced, never rewritten in place; with $3
-// "new", it creates the path's folder first and links the copy to the
-// path only if nothing is there (ln fails on an existing name, at once),
-// so nothing already there is ever written over. A failed copy leaves
-// nothing behind. The temporary name has the shell's pid: two pushes to
-// one path do not write into one file.
-const pushScript = `t="$1.tmp.$$"
-if [ "$3" = new ]; then mkdir -p "${1%/*}" || exit 1; fi
+// the remote stdin as a complete copy would), makes it executable and
+// renames it over that path: a binary already there, running or not, is
+// replaced whole, never rewritten in place, and a reader of the path
+// finds the old file or the new one, never half of one. With $3 "mkdir"
+// the path's folder is made first. A failed copy leaves nothing behind.
+// mktemp's name is unique even among hosts that share the folder (an
+// NFS home), where two hosts' shells may have one pid: two pushes to one
+// path never write into one file, and the last rename wins.
+const pushScript = `if [ "$3" = mkdir ]; then mkdir -p "${1%/*}" || exit 1; fi
+t=$(mktemp "$1.tmp.XXXXXX") || exit 1
 cat > "$t" || { rm -f "$t"; exit 1; }
 n=$(($(wc -c < "$t")))
 if [ "$n" -ne "$2" ]; then rm -f "$t"; echo "$1: received $n bytes of $2" >&2; exit 1; fi
-chmod +x "$t" || { rm -f "$t"; exit 1; }
-if [ "$3" = new ]; then ln "$t" "$1"; s=$?; rm -f "$t"; exit $s; fi
+chmod 755 "$t" || { rm -f "$t"; exit 1; }
 mv -f "$t" "$1" || { rm -f "$t"; exit 1; }`
 
 // PushBinary copies the local file localPath to remotePath on host, made
-// executable, through ssh (no scp or sftp needed on either side).
+// executable, through ssh (no scp or sftp needed on either side). What
+// is at remotePath is replaced atomically, once every byte arrived.
 // remotePath is taken by the remote shell as it is: a relative path is
 // relative to the login folder, and its folder must exist. The error names
 // the host.
 func PushBinary(ctx context.Context, host, localPath, remotePath string, opts Options) error {
-	return push(ctx, host, localPath, remotePath, "replace", opts)
+	return push(ctx, host, localPath, remotePath, "", opts)
 }
 
-// PushNew is PushBinary to a path that nothing holds yet: its folder is
-// created, and a path that exists when the copy is complete is left as
-// it is, and is the error (ln's words, naming the host). remotePath must
-// be absolute or relative to the login folder.
-func PushNew(ctx context.Context, host, localPath, remotePath string, opts Options) error {
-	return push(ctx, host, localPath, remotePath, "new", opts)
+// PushMkdir is PushBinary that first makes remotePath's folder, with its
+// parents. remotePath must be absolute or relative to the login folder.
+func PushMkdir(ctx context.Context, host, localPath, remotePath string, opts Options) error {
+	return push(ctx, host, localPath, remotePath, "mkdir", opts)
 }
 
 func push(ctx context.Context, host, localPath, remotePath, mode string, opts Options) error {

@@ -291,34 +291,49 @@ func TestPushBinaryCopiesByteForByte(t *testing.T) {
 	}
 }
 
-// PushNew creates the path's folders and the binary, and leaves a file
-// already at the path as it was, refusing in one line naming the host.
-func TestPushNewNeverWritesOverAFile(t *testing.T) {
-	fleet := sshtest.Start(t, 1)
+// PushMkdir creates the path's folders and the binary; over a file
+// already there it renames a whole copy into place: a reader that had the
+// old file open still reads it whole, the path holds the new one, and
+// pushes racing to one path from two hosts all succeed, one of them last.
+func TestPushMkdirReplacesAtomically(t *testing.T) {
+	fleet := sshtest.Start(t, 2)
 	opts := Options{ConfigFile: fleet.ConfigFile}
 	local := filepath.Join(t.TempDir(), "bin")
 	if err := os.WriteFile(local, []byte("new binary"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	remote := filepath.Join(t.TempDir(), "cache", "v1", "cephbench")
-	if err := PushNew(t.Context(), "host1", local, remote, opts); err != nil {
+	if err := PushMkdir(t.Context(), "host1", local, remote, opts); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := os.ReadFile(remote); err != nil || string(got) != "new binary" {
 		t.Fatalf("after a push: %q, %v", got, err)
 	}
-	if err := os.WriteFile(remote, []byte("someone's own"), 0o755); err != nil {
+	if err := os.WriteFile(remote, []byte("another build"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err := PushNew(t.Context(), "host1", local, remote, opts)
-	if err == nil || !strings.HasPrefix(err.Error(), "ssh host1: ") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("a push over a file: %v; want one line naming the host", err)
+	old, err := os.Open(remote)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(remote); string(got) != "someone's own" {
-		t.Errorf("a push over a file left %q there", got)
+	defer old.Close()
+	errs := make(chan error, 4)
+	for i := range cap(errs) {
+		go func() { errs <- PushMkdir(t.Context(), fleet.Aliases()[i%2], local, remote, opts) }()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Errorf("pushes racing to one path: %v", err)
+		}
+	}
+	if got, err := io.ReadAll(old); err != nil || string(got) != "another build" {
+		t.Errorf("the file replaced, read through a descriptor opened before: %q, %v; want it untouched", got, err)
+	}
+	if got, _ := os.ReadFile(remote); string(got) != "new binary" {
+		t.Errorf("the path holds %q after the pushes", got)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(remote)); len(entries) != 1 {
-		t.Errorf("the remote folder holds %d files, want only the first", len(entries))
+		t.Errorf("the remote folder holds %d files, want only the binary", len(entries))
 	}
 }
 
