@@ -21,8 +21,50 @@ var QuiesceFlags = []string{"noscrub", "nodeep-scrub"}
 
 // quiescePrefix starts the monitors' config keys in which quiesced runs
 // record themselves: quiescePrefix+HOST/PID/START (START in Unix
-// nanoseconds), its value the flags the run is to clear, comma-separated.
+// nanoseconds), its value empty.
 const quiescePrefix = "cephbench/quiesce/"
+
+// flagPrefix starts the config keys that mark a scrub flag as set by
+// quiesced runs, flagPrefix+FLAG: the last run to end clears the flags
+// marked, and so never one the operator set.
+const flagPrefix = "cephbench/quiesce-flag/"
+
+// How runs share the flags. The config-key store has no compare-and-swap,
+// so no key is read, changed and written back: a run writes and removes
+// only its own record, and a flag's mark is only ever set or removed
+// whole. Each command is atomic and the monitors order all of them
+// (Paxos), which is what the argument below rests on.
+//
+// A run that starts writes its record, then reads the flags, then holds
+// each that is not set: marks it, sets it, and marks it again. A run that
+// ends removes its record, then repeats until it returns:
+//
+//	list the keys; if a live record is left, return (that run's end
+//	decides); drop each marked flag (remove its mark, then unset it);
+//	list the keys; if no live record appeared, return; hold again the
+//	flags it dropped (a run that started meanwhile may have found them
+//	set and counted on them).
+//
+// Two enders never both miss each other's end: each removes its record
+// before it lists, so the later of the two lists sees the other's record
+// gone, and at least one of them clears. A starter whose record the
+// ender's second list missed wrote it after that list, and so read the
+// flags after the ender cleared them: it finds them unset and holds them
+// itself. An ender's last flag command is always followed by a list that
+// agrees with it: after dropping, no live record; after holding, a live
+// record, whose own end comes after that hold. So the last command on a
+// flag is a hold while some run is live, and a drop once none is: once
+// every run has returned, a flag quiesced runs set is set iff a live (or
+// killed, until ReleaseDead) run's record is there. A hold marks after it
+// sets and a drop unmarks before it unsets, so a flag left set by the
+// runs is marked whatever the order of their commands, and the mark goes
+// with the last drop. The first mark, before the set, keeps the flag
+// marked if the run is killed between the two. Each round of an ender's
+// loop needs another run to start and end within it, so the loop ends.
+//
+// The price: a run that starts while another ends may find the flags set
+// and then, for the few milliseconds until the ender sets them again, run
+// with them unset (a scrub that starts then is aborted once they are).
 
 // Quiesced is what --quiesce did for a run, as its result records it.
 type Quiesced struct {
@@ -90,11 +132,16 @@ type Quiesce struct {
 // flags that are not set. On an error, what it did is undone as far as
 // the cluster lets it.
 func (q *Quiescer) Quiesce() (*Quiesce, error) {
-	set, err := q.flags()
-	if err != nil {
+	r := &Quiesce{q: q, key: fmt.Sprintf("%s%s/%d/%d", quiescePrefix, q.host, q.pid, q.now().UnixNano())}
+	// The record goes first, so that a run ending now sees it (see How
+	// runs share the flags).
+	if err := q.mon(map[string]string{"prefix": "config-key set", "key": r.key, "val": ""}); err != nil {
 		return nil, err
 	}
-	r := &Quiesce{q: q, key: fmt.Sprintf("%s%s/%d/%d", quiescePrefix, q.host, q.pid, q.now().UnixNano())}
+	set, err := q.flags()
+	if err != nil {
+		return nil, errors.Join(err, r.Restore())
+	}
 	for _, f := range QuiesceFlags {
 		if set[f] {
 			r.AlreadySet = append(r.AlreadySet, f)
@@ -102,41 +149,35 @@ func (q *Quiescer) Quiesce() (*Quiesce, error) {
 			r.Set = append(r.Set, f)
 		}
 	}
-	if err := q.setRecord(r.key, r.Set); err != nil {
-		return nil, err
-	}
-	for _, f := range r.Set {
-		if err := q.mon(map[string]string{"prefix": "osd set", "key": f}); err != nil {
-			return nil, errors.Join(err, r.Restore())
-		}
+	if err := q.hold(r.Set); err != nil {
+		return nil, errors.Join(err, r.Restore())
 	}
 	return r, nil
 }
 
-// Restore ends the run's hold: the flags the run is to clear are cleared,
-// or handed over to another live run's record if there is one (so that
-// the last run clears them), and the run's record is removed.
+// Restore ends the run's hold: its record is removed and, unless another
+// live run's record is left, the flags quiesced runs set are cleared.
 func (r *Quiesce) Restore() error {
 	return r.q.release(r.key)
 }
 
-// ReleaseDead releases the holds of the runs of this host whose process
-// is gone (killed), as Restore would have, and returns how many.
-// Another host's runs, and live runs, are left alone.
+// ReleaseDead removes the records of the runs of this host whose process
+// is gone (killed), then clears the flags quiesced runs set unless a live
+// run's record is left, as the killed runs' Restore would have; it
+// returns how many records it removed. Another host's runs, and live
+// runs, are left alone.
 func (q *Quiescer) ReleaseDead() (int, error) {
-	recs, err := q.records()
+	recs, _, err := q.keys()
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	var errs []error
+	var dead []string
 	for _, rec := range recs {
 		if rec.host == q.host && !q.live(rec) {
-			errs = append(errs, q.release(rec.key))
-			n++
+			dead = append(dead, rec.key)
 		}
 	}
-	return n, errors.Join(errs...)
+	return len(dead), q.release(dead...)
 }
 
 // record is one run's record, as its key says.
@@ -152,77 +193,86 @@ func (q *Quiescer) live(rec record) bool {
 	return rec.host != q.host || q.alive(rec.pid, rec.start)
 }
 
-// release clears the flags key's record is to clear, or hands them to
-// another live run's record, then removes the record.
-func (q *Quiescer) release(key string) error {
-	owned, err := q.owned(key)
-	if err != nil {
-		return err
-	}
-	heir, err := q.heir(key)
-	if err != nil {
-		return err
-	}
-	if heir != "" && len(owned) > 0 {
-		theirs, err := q.owned(heir)
-		if err != nil {
-			return err
-		}
-		if err := q.setRecord(heir, union(theirs, owned)); err != nil {
+// release removes the records of keys, then clears the marked flags if
+// no live run's record is left (see How runs share the flags).
+func (q *Quiescer) release(keys ...string) error {
+	for _, k := range keys {
+		if err := q.mon(map[string]string{"prefix": "config-key rm", "key": k}); err != nil {
 			return err
 		}
 	}
-	if err := q.mon(map[string]string{"prefix": "config-key rm", "key": key}); err != nil {
-		return err
-	}
-	if heir != "" {
-		// The heir may have ended between our reading and our writing
-		// its record: if no live run is left, the flags are ours again.
-		if heir, err = q.heir(key); err != nil || heir != "" {
+	for {
+		live, marked, err := q.liveAndMarked()
+		if err != nil || live || len(marked) == 0 {
+			return err
+		}
+		for _, f := range marked {
+			if err := q.drop(f); err != nil {
+				return err
+			}
+		}
+		if live, _, err = q.liveAndMarked(); err != nil || !live {
+			return err
+		}
+		if err := q.hold(marked); err != nil {
 			return err
 		}
 	}
-	var errs []error
-	for _, f := range owned {
-		errs = append(errs, q.mon(map[string]string{"prefix": "osd unset", "key": f}))
-	}
-	return errors.Join(errs...)
 }
 
-// heir is the key of a live run's record other than key, the first in
-// order; "" for none.
-func (q *Quiescer) heir(key string) (string, error) {
-	recs, err := q.records()
-	if err != nil {
-		return "", err
-	}
-	for _, rec := range recs {
-		if rec.key != key && q.live(rec) {
-			return rec.key, nil
+// hold marks and sets flags, marking each again once it is set: a
+// drop of another run's between the first mark and the set may have
+// removed it.
+func (q *Quiescer) hold(flags []string) error {
+	for _, f := range flags {
+		mark := map[string]string{"prefix": "config-key set", "key": flagPrefix + f, "val": ""}
+		for _, cmd := range []map[string]string{mark, {"prefix": "osd set", "key": f}, mark} {
+			if err := q.mon(cmd); err != nil {
+				return err
+			}
 		}
 	}
-	return "", nil
+	return nil
 }
 
-// records lists the runs' records, in the order of their keys; keys under
-// quiescePrefix not made by Quiescer are skipped.
-func (q *Quiescer) records() ([]record, error) {
+// drop unmarks and unsets a flag.
+func (q *Quiescer) drop(f string) error {
+	if err := q.mon(map[string]string{"prefix": "config-key rm", "key": flagPrefix + f}); err != nil {
+		return err
+	}
+	return q.mon(map[string]string{"prefix": "osd unset", "key": f})
+}
+
+// liveAndMarked lists the config keys: whether a live run's record is
+// among them, and the flags marked as set by quiesced runs.
+func (q *Quiescer) liveAndMarked() (bool, []string, error) {
+	recs, marked, err := q.keys()
+	return slices.ContainsFunc(recs, q.live), marked, err
+}
+
+// keys lists the runs' records, in the order of their keys, and the
+// flags marked; keys under the prefixes not made by Quiescer are
+// skipped.
+func (q *Quiescer) keys() ([]record, []string, error) {
 	b, err := q.ask(map[string]string{"prefix": "config-key ls", "format": "json"})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var keys []string
 	if err := json.Unmarshal(b, &keys); err != nil {
-		return nil, fmt.Errorf("ceph config-key ls: %v", err)
+		return nil, nil, fmt.Errorf("ceph config-key ls: %v", err)
 	}
 	sort.Strings(keys)
 	var recs []record
+	var marked []string
 	for _, k := range keys {
 		if rec, ok := parseRecordKey(k); ok {
 			recs = append(recs, rec)
+		} else if f, ok := strings.CutPrefix(k, flagPrefix); ok && slices.Contains(QuiesceFlags, f) {
+			marked = append(marked, f)
 		}
 	}
-	return recs, nil
+	return recs, marked, nil
 }
 
 func parseRecordKey(key string) (record, bool) {
@@ -237,29 +287,6 @@ func parseRecordKey(key string) (record, bool) {
 		return record{}, false
 	}
 	return record{key: key, host: parts[0], pid: pid, start: time.Unix(0, ns)}, true
-}
-
-// owned reads the flags key's record is to clear; none for a record
-// that is gone.
-func (q *Quiescer) owned(key string) ([]string, error) {
-	b, err := q.ask(map[string]string{"prefix": "config-key get", "key": key})
-	if err != nil {
-		if msg := strings.ToLower(err.Error()); strings.Contains(msg, "enoent") || strings.Contains(msg, "no such file") {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var flags []string
-	for _, f := range strings.Split(string(b), ",") {
-		if f = strings.TrimSpace(f); slices.Contains(QuiesceFlags, f) {
-			flags = append(flags, f)
-		}
-	}
-	return flags, nil
-}
-
-func (q *Quiescer) setRecord(key string, flags []string) error {
-	return q.mon(map[string]string{"prefix": "config-key set", "key": key, "val": strings.Join(flags, ",")})
 }
 
 // flags reads the OSD map's flags.
@@ -298,14 +325,4 @@ func (q *Quiescer) ask(cmd map[string]string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %s", what, oneLine(err.Error()))
 	}
 	return out, nil
-}
-
-func union(a, b []string) []string {
-	var out []string
-	for _, f := range QuiesceFlags {
-		if slices.Contains(a, f) || slices.Contains(b, f) {
-			out = append(out, f)
-		}
-	}
-	return out
 }

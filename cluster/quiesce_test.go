@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -150,6 +151,38 @@ func TestReleaseDeadClearsOnlyAKilledRunOfThisHost(t *testing.T) {
 	wantFlags(t, m, "after cleanup")
 	if recs := records(m); len(recs) != 0 {
 		t.Errorf("records left: %v (killed run's: %s)", recs, killed.key)
+	}
+}
+
+// A run killed after it set a flag but before it marked it set again
+// (a drop of another run's may have removed the first mark) leaves the
+// flag marked: cleanup clears it.
+func TestReleaseDeadClearsTheFlagOfARunKilledAsItSetIt(t *testing.T) {
+	m, procs := newMonitor(), processes{}
+	killed := procs.quiescer(m, "h1", 100)
+	set := false
+	killed.cmds = m.Client(func(cmd string) {
+		if set && cmd == "config-key set "+flagPrefix+"noscrub" {
+			runtime.Goexit()
+		}
+		set = set || cmd == "osd set noscrub"
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = killed.Quiesce()
+	}()
+	<-done
+	procs[100] = false
+	wantFlags(t, m, "after the kill", "noscrub")
+	if n, err := procs.quiescer(m, "h1", 300).ReleaseDead(); n != 1 || err != nil {
+		t.Fatalf("released %d, %v", n, err)
+	}
+	wantFlags(t, m, "after cleanup")
+	for k := range m.Keys() {
+		if strings.HasPrefix(k, "cephbench/") {
+			t.Errorf("key %s left", k)
+		}
 	}
 }
 

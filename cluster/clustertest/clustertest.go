@@ -57,6 +57,52 @@ func (m *Monitor) Script(prefix string, answer Answer) *Monitor {
 	return m
 }
 
+// Client is a connection to m whose commands each wait, before they are
+// sent, until before returns: a test that blocks in before pauses the
+// client between two commands and lets other clients go on, to drive
+// several clients through one interleaving of their commands.
+type Client struct {
+	m      *Monitor
+	before func(cmd string)
+}
+
+// Client returns a connection to m that calls before with each command
+// it is about to send, as its prefix and key, space-separated.
+func (m *Monitor) Client(before func(cmd string)) *Client {
+	return &Client{m: m, before: before}
+}
+
+// Mon sends cmd, a JSON command, to the monitors, once before returns.
+func (c *Client) Mon(cmd []byte) ([]byte, error) {
+	c.before(describe(cmd))
+	return c.m.Mon(cmd)
+}
+
+// Mgr sends cmd, a JSON command, to the managers, once before returns.
+func (c *Client) Mgr(cmd []byte) ([]byte, error) {
+	c.before(describe(cmd))
+	return c.m.Mgr(cmd)
+}
+
+// Tell sends cmd, a JSON command, to OSD osd, once before returns.
+func (c *Client) Tell(osd int, cmd []byte) ([]byte, error) {
+	c.before(fmt.Sprintf("osd.%d %s", osd, describe(cmd)))
+	return c.m.Tell(osd, cmd)
+}
+
+// Close counts m's connection closed.
+func (c *Client) Close() { c.m.Close() }
+
+// describe is a JSON command's prefix and key; an undecodable command
+// is itself, for m to refuse.
+func describe(b []byte) string {
+	var cmd struct{ Prefix, Key string }
+	if err := json.Unmarshal(b, &cmd); err != nil {
+		return string(b)
+	}
+	return strings.TrimSpace(cmd.Prefix + " " + cmd.Key)
+}
+
 // Mon sends cmd, a JSON command, to the monitors.
 func (m *Monitor) Mon(cmd []byte) ([]byte, error) { return m.answer("", cmd) }
 
