@@ -33,44 +33,53 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# Each step says when it starts, in seconds since the script did.
+step() { echo "== $* (at ${SECONDS}s)"; }
+
+step "install what the tests need"
 scripts/install-deps.sh
 
-echo "== gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
-if [ -n "$unformatted" ]; then
-  echo "gofmt would change: $unformatted" >&2
-  exit 1
-fi
-echo "== go vet"
-go vet ./...
-go vet -tags "$tags,failpoint" ./...
-echo "== staticcheck"
-go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
-go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags "$tags,failpoint" ./...
-echo "== sandbox cluster, started while fuzzing"
+step "sandbox cluster, started in the background"
 sandbox=$(mktemp -d "${TMPDIR:-/tmp}/cephbench-sandbox.XXXXXX")
 # bluestore on sparse files, as on real OSDs; 3 OSDs and pools of size 2, so
 # that every PG stays active while a disruptive test stops an OSD.
 # Built, not go run, so that an interrupt reaches it (it then stops and
 # removes what it started).
 go build -o "$sandbox.bin" ./cmd/cephbench
-"$sandbox.bin" sandbox up --dir "$sandbox" --osds 3 --store bluestore --osd-size 4G --mds --rgw --timeout 3m >"$sandbox.env" &
+"$sandbox.bin" sandbox up --dir "$sandbox" --osds 3 --store bluestore --osd-size 4G --mds --rgw --timeout 5m >"$sandbox.env" &
 up_pid=$!
-echo "== fuzz"
-# Each fuzz target for 2 s (the seeds and regression inputs run in go test
+
+step gofmt
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+# The tests are built with the failpoint tag (internal/failpoint): vet
+# and staticcheck read that build, and the release build without it.
+step go vet
+go vet ./...
+go vet -tags "$tags,failpoint" ./...
+step staticcheck
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags "$tags,failpoint" ./...
+step fuzz
+# Each fuzz target for 1 s (the seeds and regression inputs run in go test
 # too); make fuzz runs them longer.
-FUZZTIME=2s scripts/fuzz.sh
+FUZZTIME=1s scripts/fuzz.sh
 wait "$up_pid"
 up_pid=""
 eval "$(cat "$sandbox.env")" # CEPHBENCH_SANDBOX, CEPH_CONF, CEPH_KEYRING, AWS_*
-echo "== go test"
+step go test
 # The HTML report is tested in Chromium, which install-deps.sh installs:
 # here a missing browser fails the test instead of skipping it.
 CEPHBENCH_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 15m -tags "$tags,failpoint" ./...
 # Tests named TestDisruptive stop OSDs of the sandbox or start more
 # clusters; they run after the others, one package at a time, so that no
-# two of them have an OSD down at once.
-echo "== disruptive tests"
+# two of them have an OSD down at once. Same tags as above: nothing is
+# built twice.
+step disruptive tests
 disruptive=$(grep -rl --include='*_test.go' 'func TestDisruptive' . | xargs -n1 dirname | sort -u)
 # shellcheck disable=SC2086
-CEPHBENCH_DISRUPTIVE=1 go test -race -count=1 -p 1 -timeout 10m -tags "$tags" -run '^TestDisruptive' $disruptive
+CEPHBENCH_DISRUPTIVE=1 go test -race -count=1 -p 1 -timeout 10m -tags "$tags,failpoint" -run '^TestDisruptive' $disruptive
+step "done"
