@@ -71,13 +71,21 @@ wait "$up_pid"
 up_pid=""
 eval "$(cat "$sandbox.env")" # CEPHBENCH_SANDBOX, CEPH_CONF, CEPH_KEYRING, AWS_*
 step go test
+# Where each kill of the kill -9 tests landed, shown after the tests.
+kill_log=$(mktemp "${TMPDIR:-/tmp}/cephbench-kills.XXXXXX")
+export CEPHBENCH_KILL_LOG=$kill_log
 # The HTML report is tested in Chromium, which install-deps.sh installs:
 # here a missing browser fails the test instead of skipping it.
-CEPHBENCH_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 15m -tags "$tags,failpoint" ./...
+status=0
+CEPHBENCH_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 15m -tags "$tags,failpoint" ./... || status=$?
 # Tests named TestDisruptive stop OSDs of the sandbox or start more
 # clusters; they run after the others, one package at a time, so that no
 # two of them have an OSD down at once. Same tags as above: nothing is
 # built twice.
+echo "kill -9 tests, each kill:"
+sed 's/^/  /' "$kill_log"
+rm -f "$kill_log"
+[ "$status" = 0 ] || exit "$status"
 step disruptive tests
 disruptive=$(grep -rl --include='*_test.go' 'func TestDisruptive' . | xargs -n1 dirname | sort -u)
 # shellcheck disable=SC2086

@@ -102,7 +102,7 @@ func Run(t *testing.T, cfg Config) {
 				return
 			}
 		}
-		t.Logf("%s: %d of %d kills landed in the phase", ph.Name, cfg.Kills, cfg.Kills)
+		record(t, "%s: %d of %d kills landed in the phase", ph.Name, cfg.Kills, cfg.Kills)
 	}
 }
 
@@ -123,7 +123,7 @@ func killOne(t *testing.T, cfg Config, ph Phase, try, hit int) {
 	if ph.Saved && (saved == 0 || err != nil) {
 		t.Errorf("%s: the kill left %d results that load, want 1: %v", what, saved, err)
 	}
-	t.Logf("%s: stopped in the phase and killed, %d of ours on the target, %d result left", what, ours, saved)
+	record(t, "%s: stopped in the phase and killed, %d of ours on the target, %d result left", what, ours, saved)
 
 	if ph.Cleanup {
 		clean := exec.Command(cfg.Bin, "cleanup", cfg.Target)
@@ -184,6 +184,29 @@ func (p *paused) kill(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-p.exited
+}
+
+// LogEnv names a file to which every kill's line is appended as well as
+// logged, so that the test command can show where each kill landed
+// without -v.
+const LogEnv = "CEPHBENCH_KILL_LOG"
+
+// record logs a line of t and appends it to LogEnv's file, if set.
+func record(t *testing.T, format string, args ...any) {
+	t.Helper()
+	line := fmt.Sprintf(format, args...)
+	t.Log(line)
+	if name := os.Getenv(LogEnv); name != "" {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err == nil {
+			// One write a line: lines of tests in parallel never mix.
+			_, err = f.WriteString(t.Name() + ": " + line + "\n")
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			t.Errorf("%s: %v", LogEnv, err)
+		}
+	}
 }
 
 // loadResults loads every result under dir, and reports how many loaded
