@@ -78,14 +78,14 @@ export CEPHBENCH_KILL_LOG=$kill_log
 # here a missing browser fails the test instead of skipping it.
 status=0
 CEPHBENCH_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 15m -tags "$tags,failpoint" ./... || status=$?
-# Tests named TestDisruptive stop OSDs of the sandbox or start more
-# clusters; they run after the others, one package at a time, so that no
-# two of them have an OSD down at once. Same tags as above: nothing is
-# built twice.
 echo "kill -9 tests, each kill:"
 sed 's/^/  /' "$kill_log"
 rm -f "$kill_log"
 [ "$status" = 0 ] || exit "$status"
+# Tests named TestDisruptive stop OSDs of the sandbox or start more
+# clusters; they run after the others, one package at a time, so that no
+# two of them have an OSD down at once. Same tags as above: nothing is
+# built twice.
 step disruptive tests
 disruptive=$(grep -rl --include='*_test.go' 'func TestDisruptive' . | xargs -n1 dirname | sort -u)
 # shellcheck disable=SC2086
