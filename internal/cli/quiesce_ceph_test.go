@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -110,7 +111,7 @@ func TestQuiesceSetsTheScrubFlagsForTheRun(t *testing.T) {
 	if recs := quiesceRecords(t); len(recs) != 0 {
 		t.Errorf("records left: %v", recs)
 	}
-	if !strings.Contains(out, "--quiesce set noscrub, nodeep-scrub for the run\n") {
+	if !regexp.MustCompile(`(?m)^Quiesce: +set noscrub, nodeep-scrub for the run$`).MatchString(out) {
 		t.Errorf("the summary does not say what --quiesce set:\n%s", out)
 	}
 	paths, _ := filepath.Glob(filepath.Join(results, "*.json"))
