@@ -26,9 +26,12 @@ type S3BenchRequest struct {
 	Objects      int64
 	ObjectsGiven bool
 	// SizeGiven refuses kept objects of another size than ObjectSize.
-	SizeGiven   bool
-	Concurrent  int
-	Duration    spec.Duration
+	SizeGiven  bool
+	Concurrent int
+	Duration   spec.Duration
+	// OpTimeout fails (and counts) a request that takes longer; zero is
+	// the engine's default, 60 s.
+	OpTimeout   spec.Duration
 	Keep, Quiet bool
 	Target      spec.Target
 	// Credentials are the keys of the command line, if any.
@@ -158,7 +161,7 @@ func S3BenchJob(r S3BenchRequest) (Job, error) {
 			Name: "s3-" + p.name, Target: r.Target, Pattern: spec.Random, Mix: p.mix(),
 			ReadPercent: p.share["get"] + p.share["list"] + p.share["stat"],
 			BlockSize:   r.ObjectSize, Workers: r.Concurrent, QueueDepth: 1,
-			Duration: r.Duration, Verify: p.share["get"] > 0, Keep: r.Keep,
+			Duration: r.Duration, Verify: p.share["get"] > 0, Keep: r.Keep, OpTimeout: r.OpTimeout,
 		}
 		if p.name == "put" {
 			w.Pattern, w.Objects = spec.Sequential, limit

@@ -77,6 +77,9 @@ type Session struct {
 	created []string // files, then directories, this session made
 	keep    bool
 	geo     engine.Geometry
+	// bound is the op timeout on the calls that wait on the MDS: Sync's
+	// and Close's.
+	bound *bound
 }
 
 var (
@@ -116,6 +119,18 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 	}
 	if s.mount, err = cephfs.CreateFromRados(conn); err != nil {
 		return fail(fmt.Errorf("cephfs: %w", err))
+	}
+	// What bounds each libcephfs call: the mount, client_mount_timeout
+	// (15 s, set by Connect); reads and writes of the workers' files, the
+	// OSDs' answer within rados_osd_op_timeout (the op timeout), which the
+	// mount's client takes from the connection; fsync and everything
+	// Close does (close, unlink, rmdir, unmount) wait on the MDS, which
+	// has no client-side timeout, so bound gives them the op timeout from
+	// Go. Open's own calls (stat, mkdir, open, the layout) are bounded by
+	// nothing but the MDS.
+	s.bound = &bound{mount: s.mount, timeout: w.OpTimeout.D()}
+	if s.bound.timeout <= 0 {
+		s.bound.timeout = cbrados.DefaultOpTimeout
 	}
 	if t.FS != "" {
 		if err := s.mount.SelectFilesystem(t.FS); err != nil {
@@ -309,7 +324,11 @@ func (s *Session) DialCluster() (cluster.Conn, []string, error) {
 // Geometry returns the Blocks layout: one file per worker.
 func (s *Session) Geometry() engine.Geometry { return s.geo }
 
-// Do executes op with a blocking libcephfs call.
+// Do executes op with a blocking libcephfs call. A read or write of a
+// file whose capabilities the session holds (its own workers' files)
+// waits on the OSDs alone, and librados' op timeout (rados_osd_op_timeout,
+// which the mount's client shares with the connection) bounds it: it then
+// fails with ETIMEDOUT.
 func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -333,44 +352,70 @@ func (s *Session) Do(ctx context.Context, op *engine.Op) error {
 }
 
 // Sync fsyncs file through libcephfs: the MDS and OSDs hold what was
-// written.
-func (s *Session) Sync(_ context.Context, file int) error { return s.files[file].Fsync(cephfs.SyncAll) }
+// written. It waits on the MDS, so the op timeout bounds it from here.
+func (s *Session) Sync(_ context.Context, file int) error {
+	return s.bound.call("fsync", func() error { return s.files[file].Fsync(cephfs.SyncAll) })
+}
 
 // Close closes the files, removes the files and directories the session
 // created unless it keeps them, and unmounts. It never removes what it
 // did not create, nor a directory it made that now holds something else.
+// Each of these waits on the MDS and is bounded by the op timeout: after
+// one times out, the mount is aborted and what is left is not removed
+// (cephbench cleanup removes it later).
 func (s *Session) Close(context.Context) error {
+	if s.bound == nil { // the mount was never made
+		s.conn.Shutdown()
+		return nil
+	}
+	b := s.bound
 	var err error
 	for _, f := range s.files {
-		err = errors.Join(err, f.Close())
+		err = errors.Join(err, b.call("closing a file", f.Close))
 	}
 	s.files = nil
-	if !s.keep && s.mount != nil {
-		for i := len(s.created) - 1; i >= 0; i-- {
-			p := s.created[i]
-			failpoint.Hit(failpoint.Remove)
-			st, serr := s.mount.Statx(p, cephfs.StatxMode, 0)
-			switch {
-			case serr != nil:
-			case st.Mode&syscall.S_IFMT == syscall.S_IFDIR:
-				if e := s.mount.RemoveDir(p); e != nil && cbrados.Errno(e) != syscall.ENOTEMPTY {
-					err = errors.Join(err, fmt.Errorf("cephfs: removing %s: %w", p, e))
-				}
-			default:
-				if e := s.mount.Unlink(p); e != nil {
-					err = errors.Join(err, fmt.Errorf("cephfs: removing %s: %w", p, e))
-				}
-			}
+	if !s.keep {
+		for i := len(s.created) - 1; i >= 0 && !b.aborted.Load(); i-- {
+			err = errors.Join(err, b.call("removing "+s.created[i], func() error { return s.remove(s.created[i]) }))
+		}
+		if b.aborted.Load() {
+			err = errors.Join(err, fmt.Errorf("cephfs: what the run created in %s was not all removed, as the mount was aborted", s.target.Dir))
 		}
 	}
-	if s.mount != nil {
-		if s.mount.IsMounted() {
-			err = errors.Join(err, s.mount.Unmount())
-		}
-		err = errors.Join(err, s.mount.Release())
+	if b.stuck.Load() {
+		// A libcephfs call still runs on this mount: releasing it, or the
+		// connection its client shares, would pull them from under it.
+		return err
 	}
+	if s.mount.IsMounted() {
+		err = errors.Join(err, b.call("unmounting", s.mount.Unmount))
+	}
+	if b.stuck.Load() {
+		return err
+	}
+	err = errors.Join(err, s.mount.Release())
 	s.conn.Shutdown()
 	return err
+}
+
+// remove removes p, a file or directory the session created, unless it
+// is gone, or a directory that now holds something else.
+func (s *Session) remove(p string) error {
+	failpoint.Hit(failpoint.Remove)
+	st, err := s.mount.Statx(p, cephfs.StatxMode, 0)
+	switch {
+	case err != nil:
+		return nil
+	case st.Mode&syscall.S_IFMT == syscall.S_IFDIR:
+		if e := s.mount.RemoveDir(p); e != nil && cbrados.Errno(e) != syscall.ENOTEMPTY {
+			return fmt.Errorf("cephfs: removing %s: %w", p, e)
+		}
+	default:
+		if e := s.mount.Unlink(p); e != nil {
+			return fmt.Errorf("cephfs: removing %s: %w", p, e)
+		}
+	}
+	return nil
 }
 
 // cleanKept removes what kept or killed runs left in the target's

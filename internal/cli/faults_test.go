@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,19 +188,7 @@ func TestDisruptiveRadosBenchGoesOnWhileTheMonitorRestarts(t *testing.T) {
 // times out instead of waiting that long for each object.
 func TestDisruptiveRadosBenchTimesOutOpsWhenEveryOSDStops(t *testing.T) {
 	pool := cephPool(t)
-	var ids []int
-	c := disruptiveSandbox(t, func(c *sandbox.Cluster, ctx context.Context) error {
-		for _, id := range ids {
-			if err := c.StartOSD(ctx, id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	for id := range c.OSDs() {
-		ids = append(ids, id)
-	}
-	stop := func(ctx context.Context) error { return c.StopOSD(ctx, ids...) }
+	stop, ids := stopEveryOSD(t)
 	r := timedOutWrites(t, pool, stop, "the cluster changed during the run: OSDs up 3, in 3 before", "more not tried, as a remove timed out")
 	// The watch saw each OSD go down after the fault, 1.5 s in, and
 	// before the run's end (5 s, and the 3 s op timeout).
@@ -319,4 +308,77 @@ func TestDisruptiveRadosBenchEndsOnTimeWhenTheNetworkIsCut(t *testing.T) {
 	if r.Cluster == nil || r.Cluster.Before == nil || r.Cluster.After != nil {
 		t.Errorf("cluster %+v: want its state before the run and none after", r.Cluster)
 	}
+}
+
+// stopEveryOSD loads the test run's sandbox for a disruptive test and
+// returns the fault that stops every OSD it has, and their ids; the
+// test's end starts them again and waits for the sandbox to be healthy.
+func stopEveryOSD(t *testing.T) (func(context.Context) error, []int) {
+	t.Helper()
+	var ids []int
+	c := disruptiveSandbox(t, func(c *sandbox.Cluster, ctx context.Context) error {
+		for _, id := range ids {
+			if err := c.StartOSD(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for id := range c.OSDs() {
+		ids = append(ids, id)
+	}
+	return func(ctx context.Context) error { return c.StopOSD(ctx, ids...) }, ids
+}
+
+// checkTimedOut checks that a run's writes were timed out after its 3 s
+// op timeout once every OSD stopped, that they are counted as timed out
+// and said in the result's notes with the cleanup that failed, and that
+// the command exited 0: it ran, and its result says what failed.
+func checkTimedOut(t *testing.T, r brokenRun) {
+	t.Helper()
+	if r.fault != nil {
+		t.Fatalf("stopping the OSDs: %v", r.fault)
+	}
+	// ETIMEDOUT from librados' op timeout, or timeout when the runner's
+	// own deadline for the op, the same 3 s, came first.
+	timedOut := r.Errors["ETIMEDOUT"] + r.Errors["timeout"]
+	if timedOut == 0 || r.Ops["write"].Errors != timedOut {
+		t.Errorf("%d writes, %d failed, errors %v: want the writes the OSDs never took counted as timed out", r.Ops["write"].Ops, r.Ops["write"].Errors, r.Errors)
+	}
+	for _, want := range []string{"ops failed (write ", "an op timed out after 3s", "cleanup failed: "} {
+		if !strings.Contains(r.notes, want) {
+			t.Errorf("notes %q lack %q", r.notes, want)
+		}
+	}
+	if r.code != 0 {
+		t.Errorf("exit %d; want 0, the failures counted in the result\n%s", r.code, r.stderr)
+	}
+}
+
+// Every OSD stopped under a write to an image: the writes librbd sends
+// (its cache off, so that each reaches the OSDs) fail after the op
+// timeout, librados' rados_osd_op_timeout, and the run ends within it of
+// its planned end.
+func TestDisruptiveRBDBenchTimesOutOpsWhenEveryOSDStops(t *testing.T) {
+	pool := poolFor(t, "rbd") // removed last, once the OSDs are back
+	stop, _ := stopEveryOSD(t)
+	const duration, opTimeout = 10 * time.Second, 3 * time.Second
+	r := runBroken(t, time.Second, stop, duration, opTimeout, "rbd", "bench", "-p", pool, "img", "--io-type", "write",
+		"--io-pattern", "rand", "--create", "--size", "64M", "--io-total", "64G", "--duration", "10s", "--direct", "--op-timeout", "3s")
+	checkTimedOut(t, r)
+}
+
+// Every OSD stopped under a write to CephFS files: the writes (O_DIRECT,
+// past libcephfs' cache) fail after the op timeout, which the mount's
+// client takes from librados, and the run ends within it of its planned
+// end; removing the files then waits on an MDS that cannot write its
+// journal, which the session gives up after the op timeout, and the
+// result is saved.
+func TestDisruptiveCephFSTimesOutOpsWhenEveryOSDStops(t *testing.T) {
+	cephtest.MountCephFS(t)
+	stop, _ := stopEveryOSD(t)
+	const duration, opTimeout = 10 * time.Second, 3 * time.Second
+	r := runBroken(t, time.Second, stop, duration, opTimeout, "bench", "--target", fmt.Sprintf("cephfs:///cbosds-%d", rand.Uint32()),
+		"--rw", "randwrite", "--bs", "4K", "--size", "16M", "--iodepth", "8", "--duration", "10s", "--direct", "--op-timeout", "3s", "--quiet")
+	checkTimedOut(t, r)
 }

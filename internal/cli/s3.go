@@ -146,6 +146,8 @@ removes them), and never anything else.`,
 	fl.Int64Var(&f.req.Objects, "objects", 100, "objects put first, unmeasured, for gets, lists, deletes or a mix without --put; given with --put, the most it puts; 0: read what a --put --keep left")
 	fl.IntVar(&f.req.Concurrent, "concurrent", 16, "ops in flight")
 	fl.Var(&f.req.Duration, "duration", "how long each phase runs")
+	fl.Var(&f.req.OpTimeout, "op-timeout", "fail (and count) a request that takes longer than this")
+	fl.Lookup("op-timeout").DefValue = "60s" // zero leaves it to the engine's default
 	fl.BoolVar(&f.req.Keep, "keep", false, "leave the objects written (and a record of them) for --get --objects 0 and s3 cleanup")
 	fl.BoolVarP(&f.req.Quiet, "quiet", "q", false, "no per-second tables")
 	resultsFlag(fl, &f.results)
