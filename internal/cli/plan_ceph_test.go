@@ -44,6 +44,7 @@ func wantPlanDone(t *testing.T, out string, steps int) *aggregate.Set {
 }
 
 func TestBuiltInRadosRBDPlan(t *testing.T) {
+	t.Parallel() // with the other long plans, after the package's other tests
 	pool := poolFor(t, "rbd")
 	out := filepath.Join(t.TempDir(), "results")
 	code, stdout, stderr := cephbench(t, context.Background(), "run", "rados-rbd", "--set", "pool="+pool,
@@ -70,6 +71,7 @@ func TestBuiltInRadosRBDPlan(t *testing.T) {
 }
 
 func TestBuiltInBaselinePlan(t *testing.T) {
+	t.Parallel() // with the other long plans, after the package's other tests
 	pool := poolFor(t, "rbd")
 	m := cephtest.MountCephFS(t)
 	fsDir := fmt.Sprintf("/cbbaseline-%d", rand.Uint32())

@@ -336,6 +336,7 @@ func TestPlanLiveLineOnlyOnATerminal(t *testing.T) {
 }
 
 func TestBuiltInSSDQualificationPlan(t *testing.T) {
+	t.Parallel() // with the other long plans, after the package's other tests
 	device := filepath.Join(t.TempDir(), "ssd.dat")
 	out := filepath.Join(t.TempDir(), "results")
 	code, stdout, stderr := cephbench(t, context.Background(), "run", "ssd-qualification",
