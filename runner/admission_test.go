@@ -100,10 +100,17 @@ func (q *bytesQueue) Reap(ctx context.Context, least int, done []*engine.Op) (in
 
 func (q *bytesQueue) Close() error { return nil }
 
+// The bytes in flight, read at every op and at the ticks, stay under the
+// backlog and one op more. On the bubble's clock the ticks find the run
+// in its stride, whatever the machine's load.
 func TestBacklogBoundsTheBytesInFlight(t *testing.T) {
+	simulated(t, testBacklogBoundsTheBytesInFlight)
+}
+
+func testBacklogBoundsTheBytesInFlight(t *testing.T, clock Clock) {
 	const backlog = 100 << 10
-	sync := &bytesSession{delay: time.Millisecond}
-	async := &bytesAsync{bytesSession{delay: time.Millisecond}}
+	sync := &bytesSession{delay: time.Millisecond, clock: clock}
+	async := &bytesAsync{bytesSession{delay: time.Millisecond, clock: clock}}
 	for _, c := range []struct {
 		s       engine.Session
 		b       *bytesSession
@@ -117,7 +124,7 @@ func TestBacklogBoundsTheBytesInFlight(t *testing.T) {
 			w.BlockSize, w.MinBlockSize, w.MaxBacklog = 64<<10, 1<<10, backlog
 			w.Workers, w.QueueDepth, w.Duration = c.workers, 16/c.workers, spec.Duration(1200*time.Millisecond)
 		})
-		o, err := Run(context.Background(), s, w, Options{Seed: 1, Subscribers: []metrics.Subscriber{func(t metrics.Tick) { ticked = append(ticked, t.InFlightBytes) }}})
+		o, err := Run(context.Background(), s, w, Options{Seed: 1, Clock: clock, Subscribers: []metrics.Subscriber{func(t metrics.Tick) { ticked = append(ticked, t.InFlightBytes) }}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -516,19 +516,28 @@ func TestQueueDepthsAreCounted(t *testing.T) {
 	}
 
 	// Two workers of four slots, each op slow enough that all four of a
-	// worker's slots are busy.
-	slow := &fakeSession{delay: func(int64) time.Duration { return time.Millisecond }}
-	o = mustRun(t, context.Background(), slow, workloadOf(func(w *spec.Workload) {
-		w.QueueDepth, w.TotalOps = 4, 400
+	// worker's slots are busy: on the bubble's clock they are, however
+	// loaded the machine.
+	simulated(t, func(t *testing.T, clock Clock) {
+		slow := &fakeSession{delay: func(int64) time.Duration { return time.Millisecond }}
+		o := mustRunOn(t, context.Background(), slow, workloadOf(func(w *spec.Workload) {
+			w.QueueDepth, w.TotalOps = 4, 400
+		}), clock)
+		q := o.Collector.Queue()
+		depths := int64(0)
+		for _, n := range q.Depth {
+			depths += n
+		}
+		if depths != 400 || q.Submit[1] != 400 || q.Complete[1] != 400 || q.Depth[2] < 300 {
+			t.Errorf("sync at depth 4: %+v", q)
+		}
+	})
+
+	// A run whose slots wait on the real clock switches context: the
+	// process's counters are read across it.
+	o = mustRun(t, context.Background(), &fakeSession{delay: func(int64) time.Duration { return time.Millisecond }}, workloadOf(func(w *spec.Workload) {
+		w.QueueDepth, w.TotalOps = 4, 40
 	}))
-	q = o.Collector.Queue()
-	depths = 0
-	for _, n := range q.Depth {
-		depths += n
-	}
-	if depths != 400 || q.Submit[1] != 400 || q.Complete[1] != 400 || q.Depth[2] < 300 {
-		t.Errorf("sync at depth 4: %+v", q)
-	}
 	if o.CPU.ContextSwitches <= 0 || o.CPU.WallSeconds <= 0 {
 		t.Errorf("cpu %+v", o.CPU)
 	}

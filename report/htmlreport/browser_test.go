@@ -122,11 +122,14 @@ func (tb *tab) listen(ev any) {
 	}
 }
 
-// openTab opens a new tab of the browser of parent on the page at path.
+// openTab opens a new tab of the browser of parent on the page at path,
+// closed when the test ends and given hangCheck for all the test does in it.
 func openTab(t *testing.T, parent context.Context, path string) *tab {
 	t.Helper()
 	tb := &tab{}
-	ctx, cancel := chromedp.NewContext(parent, chromedp.WithListener(tb.listen))
+	tctx, closeTab := chromedp.NewContext(parent, chromedp.WithListener(tb.listen))
+	t.Cleanup(closeTab)
+	ctx, cancel := context.WithTimeout(tctx, hangCheck)
 	t.Cleanup(cancel)
 	tb.ctx = ctx
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 1000), chromedp.Navigate("file://"+path)); err != nil {
@@ -195,7 +198,7 @@ func TestPageInHeadlessChromium(t *testing.T) {
 	pagePath := filepath.Join(dir, "report.html")
 	writePage(t, pagePath, set, "compare-targets")
 
-	bctx := startBrowser(t, bin, dir)
+	bctx := browser(t, bin)
 	page := openTab(t, bctx, pagePath)
 	rows, err := chromedp.Run(page.ctx, chromedp.Evaluate[int](`document.querySelectorAll('table.summary tbody tr').length`))
 	if err != nil {
@@ -322,7 +325,7 @@ func TestClusterChartsInHeadlessChromium(t *testing.T) {
 	dir := t.TempDir()
 	pagePath := filepath.Join(dir, "watched.html")
 	writePage(t, pagePath, watchedSet(t, 20), "watched")
-	page := openTab(t, startBrowser(t, bin, dir), pagePath)
+	page := openTab(t, browser(t, bin), pagePath)
 	drawn := map[string]bool{}
 	for _, fg := range page.figures(t) {
 		drawn[fg.Chart] = fg.Width >= 300 && fg.Height >= 60
@@ -346,28 +349,66 @@ func TestClusterChartsInHeadlessChromium(t *testing.T) {
 	page.check(t)
 }
 
-// startBrowser starts a headless bin with its profile in dir, for the
-// test's length (60 s at most).
-func startBrowser(t *testing.T, bin, dir string) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-dev-shm-usage", true),
-		// No name resolves: a page that reached out would fail loudly.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
-		chromedp.UserDataDir(filepath.Join(dir, "profile")),
-		chromedp.WindowSize(1400, 1000),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
+// hangCheck bounds the browser's start and each test's use of it. It is
+// there to end a browser that hangs, not to time one: a loaded machine
+// may take a minute to start Chromium.
+const hangCheck = 5 * time.Minute
+
+// shared is the one browser the package's tests open their tabs in:
+// starting Chromium is the slow part, so it starts once.
+var shared struct {
+	once   sync.Once
+	ctx    context.Context
+	stop   func()
+	failed error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.stop != nil {
+		shared.stop()
 	}
-	return bctx
+	os.Exit(code)
+}
+
+// browser is the package's headless bin, started by the first test that
+// asks, with a profile of its own that goes when it stops.
+func browser(t *testing.T, bin string) context.Context {
+	t.Helper()
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "htmlreport-browser-")
+		if err != nil {
+			shared.failed = err
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-dev-shm-usage", true),
+			// No name resolves: a page that reached out would fail loudly.
+			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+			chromedp.UserDataDir(filepath.Join(dir, "profile")),
+			chromedp.WindowSize(1400, 1000),
+		)
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelBrowser := chromedp.NewContext(actx)
+		shared.ctx = bctx
+		shared.stop = func() {
+			cancelBrowser()
+			cancelAlloc()
+			os.RemoveAll(dir)
+		}
+		// The browser lives as long as the context of its first use, so
+		// a start that hangs is ended by cancelling that.
+		hung := time.AfterFunc(hangCheck, cancelBrowser)
+		defer hung.Stop()
+		if err := chromedp.Do(bctx); err != nil {
+			shared.failed = fmt.Errorf("starting %s: %w", bin, err)
+		}
+	})
+	if shared.failed != nil {
+		t.Fatal(shared.failed)
+	}
+	return shared.ctx
 }
 
 // hover moves the mouse to the middle of the first element sel matches

@@ -46,12 +46,16 @@ type cluster struct {
 	// cut, if set, ends each pod's first log stream after that many
 	// lines, as a dropped connection does.
 	cut int
-	// fail, if set, is the index of the pod that fails after failAfter.
+	// fail, if set, is the index of the pod that fails failAfter after
+	// the run's first merged second, however long the start took.
 	fail      int
 	failAfter time.Duration
-	opened    map[string]int    // log streams opened, per pod
-	sent      map[string]string // what the ConfigMap's keys last held
-	served    sync.WaitGroup
+	// measured is closed at the run's first merged second.
+	measured     chan struct{}
+	measuredOnce sync.Once
+	opened       map[string]int    // log streams opened, per pod
+	sent         map[string]string // what the ConfigMap's keys last held
+	served       sync.WaitGroup
 	// created is every object created but the pods, in order, as the
 	// API server stored it (with its UID).
 	created []runtime.Object
@@ -77,7 +81,7 @@ func newCluster(t *testing.T) *cluster {
 		}
 		return true, nil, nil
 	})
-	c := &cluster{t: t, cs: cs, ns: "bench", logs: map[string]*podLog{}, fail: -1, opened: map[string]int{}, sent: map[string]string{}}
+	c := &cluster{t: t, cs: cs, ns: "bench", logs: map[string]*podLog{}, fail: -1, measured: make(chan struct{}), opened: map[string]int{}, sent: map[string]string{}}
 	// The API server gives each object a UID; the fake tracker does not.
 	cs.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		ca := a.(k8stesting.CreateAction)
@@ -147,13 +151,19 @@ func (c *cluster) startPod(ctx context.Context, tmpl map[string]string, job stri
 		}
 	})
 	if i == c.fail {
-		time.AfterFunc(c.failAfter, func() {
+		go func() {
+			select {
+			case <-c.measured:
+			case <-agentCtx.Done():
+				return
+			}
+			time.Sleep(c.failAfter)
 			// The container dies: its log ends with nothing more, its
 			// pod fails.
 			log.close()
 			kill()
 			c.setPhase(pod.Name, corev1.PodFailed, "OOMKilled")
-		})
+		}()
 	}
 }
 
@@ -352,7 +362,12 @@ func launch(t *testing.T, c *cluster, clients int, d time.Duration) func(context
 		o.Poll = 50 * time.Millisecond
 		o.Hosts.Lead = 300 * time.Millisecond
 		o.Hosts.Opened = func(int) metrics.Subscriber {
-			return func(tk metrics.Tick) { mu.Lock(); seconds = append(seconds, tk); mu.Unlock() }
+			return func(tk metrics.Tick) {
+				c.measuredOnce.Do(func() { close(c.measured) })
+				mu.Lock()
+				seconds = append(seconds, tk)
+				mu.Unlock()
+			}
 		}
 		var diag []string
 		o.Diag = func(pod, line string) { mu.Lock(); diag = append(diag, pod+": "+line); mu.Unlock() }
@@ -429,13 +444,14 @@ func TestPodsRunTheJobAndTheirTicksMerge(t *testing.T) {
 // of the run is left.
 func TestAFailedPodStopsTheRun(t *testing.T) {
 	c := newCluster(t)
-	c.fail, c.failAfter = 1, 2*time.Second
+	c.fail, c.failAfter = 1, 500*time.Millisecond
 	began := time.Now()
 	out, err := launch(t, c, 3, 30*time.Second)(context.Background(), Options{})
 	if err == nil || !strings.Contains(err.Error(), "pod run1-1-x1 failed: OOMKilled") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("a failed pod: %v; want one line naming it and why", err)
 	}
-	if took := time.Since(began); took > 15*time.Second {
+	// A hang check: the run had most of its 30 s to go.
+	if took := time.Since(began); took > 25*time.Second {
 		t.Errorf("the run went on %s", took)
 	}
 	if len(out.Results) != 1 || !out.Results[0].Interrupted || len(out.Results[0].Hosts) != 2 || out.Results[0].Ops["read"].Ops == 0 {
@@ -451,7 +467,13 @@ func TestAFailedPodStopsTheRun(t *testing.T) {
 func TestInterruptingTheLauncherStopsThePodsAndDeletesTheRun(t *testing.T) {
 	c := newCluster(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(2500*time.Millisecond, cancel)
+	// Ctrl-C once the pods have measured a second, however slowly they
+	// started.
+	go func() {
+		<-c.measured
+		time.Sleep(500 * time.Millisecond)
+		cancel()
+	}()
 	out, err := launch(t, c, 2, time.Minute)(ctx, Options{})
 	if !errors.Is(err, step.ErrInterrupted) {
 		t.Fatalf("interrupted: %v", err)

@@ -242,8 +242,9 @@ func TestKilledLocalSSHEndsTheRemoteCommand(t *testing.T) {
 		}
 		cancel()
 		for running(t, pid) {
-			if time.Since(start) > 5*time.Second {
-				t.Fatalf("%s: the remote cat (pid %d) still runs 5s after the local ssh was killed", how, pid)
+			// A hang check: a loaded machine may take seconds to reap it.
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("%s: the remote cat (pid %d) still runs 30s after the local ssh was killed", how, pid)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -287,7 +287,8 @@ func TestRunStopsWhenCanceled(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	o := run(t, ctx, cfg, g, q)
-	if took := time.Since(start); took > time.Second || len(q.pending) != 0 || o.StopReason != runner.StopInterrupted {
+	// The bound is a hang check: the run was set to an hour.
+	if took := time.Since(start); took > 30*time.Second || len(q.pending) != 0 || o.StopReason != runner.StopInterrupted {
 		t.Errorf("canceled after 200ms, the run returned after %v with %d ops in flight, stopped by %q", took, len(q.pending), o.StopReason)
 	}
 }
