@@ -70,6 +70,11 @@ func renderConf(p confParams) string {
 	line("mon warn on pool no redundancy = false")
 	line("mon warn on insecure global id reclaim = false")
 	line("mon warn on insecure global id reclaim allowed = false")
+	// A pool made for a benchmark by hand (ceph osd pool create, as rados
+	// bench's users do) has no application until someone enables one:
+	// the warning would keep health from HEALTH_OK for a minute, and a
+	// run's cluster watch would count it as an event of that run.
+	line("mon warn on pool no app = false")
 	// The defaults (warn under 30% free, stop the mon under 5%) are about
 	// production disks; a sandbox on a build machine's disk is fine with less.
 	line("mon data avail warn = 5")

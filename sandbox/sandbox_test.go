@@ -66,6 +66,7 @@ func TestConfBluestoreWithRGW(t *testing.T) {
 		"osd pool default pg num":        "8",
 		"mon allow pool delete":          "true",
 		"mon warn on pool no redundancy": "false",
+		"mon warn on pool no app":        "false",
 		"mon warn on insecure global id reclaim allowed": "false",
 	}
 	for k, v := range want {

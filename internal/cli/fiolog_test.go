@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -38,19 +39,25 @@ func runFio(t *testing.T, dir string, args ...string) (stdout, stderr string, co
 	if err != nil {
 		t.Skip("fio is not installed (scripts/install-deps.sh installs it): nothing to compare with")
 	}
+	// fio 3.33 itself now and then never ends a short job (twice in a row
+	// for one test on a loaded machine): what its processes were doing
+	// is logged, and the job is run again, three times at most.
 	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := exec.CommandContext(ctx, path, args...)
 		cmd.Dir = dir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.Cancel = func() error {
+			t.Logf("fio hung: %s", processGroupState(cmd.Process.Pid))
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 		cmd.WaitDelay = 5 * time.Second
 		var errOut bytes.Buffer
 		cmd.Stderr = &errOut
 		out, err := cmd.Output()
 		hung := ctx.Err() != nil
 		cancel()
-		if hung && try == 1 {
+		if hung && try < 3 {
 			t.Logf("fio %s: still running after a minute; killed, and run again", strings.Join(args, " "))
 			continue
 		}
@@ -61,6 +68,28 @@ func runFio(t *testing.T, dir string, args ...string) (stdout, stderr string, co
 		}
 		return string(out), errOut.String(), code
 	}
+}
+
+// processGroupState says, for each process of group pgid, its pid, state
+// and the kernel function it waits in.
+func processGroupState(pgid int) string {
+	var procs []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		i := bytes.LastIndexByte(stat, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		// Fields from the state on: state ppid pgrp ...
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		wchan, _ := os.ReadFile(filepath.Join(d, "wchan"))
+		procs = append(procs, fmt.Sprintf("%s %s in %s", filepath.Base(d), f[0], wchan))
+	}
+	return strings.Join(procs, "; ")
 }
 
 // fioJobs are the "jobs" of fio's JSON output: each one's name and ops by
