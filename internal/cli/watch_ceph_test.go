@@ -104,9 +104,12 @@ func TestClusterWatchSeesASteadyWrite(t *testing.T) {
 			watched, client, counted.bytes)
 	}
 	// A status a sample, and an osd dump when the OSD map changed (at
-	// the start, and when another test makes or removes a pool).
-	if mon := d.CommandsPerSecond["mon"]; mon == 0 || mon > 1.5 {
-		t.Errorf("%.2f monitor commands a second; want about 1", mon)
+	// the start, and each time another test makes or removes a pool: the
+	// package's tests run beside the other packages', whose pools come
+	// and go every few seconds). Three a second would be a watch that
+	// asks more than it should.
+	if mon := d.CommandsPerSecond["mon"]; mon == 0 || mon > 3 {
+		t.Errorf("%.2f monitor commands a second; want 1 and an osd dump for each change of the OSD map", mon)
 	}
 	// The sandbox is shared: a pool another test makes meanwhile peers,
 	// which the watch rightly reports; nothing else may happen.
