@@ -94,7 +94,8 @@ runtime=500ms
 [long]
 runtime=3s
 `)
-	for _, run := range []func(*testing.T, string, ...string) ([]controlJob, int){fioControlJobs, ourFio} {
+	// cephbench first: a hung fio skips the rest of the test.
+	for _, run := range []func(*testing.T, string, ...string) ([]controlJob, int){ourFio, fioControlJobs} {
 		jobs, code := run(t, dir, "job.fio")
 		if code != 0 || len(jobs) != 2 {
 			t.Fatalf("exit %d, %d jobs; want 0 and 2", code, len(jobs))
@@ -312,7 +313,8 @@ func TestFioThinkTime(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--name=think", "--filename=" + filepath.Join(dir, "f"), "--rw=randread", "--size=1m", "--bs=4k",
 		"--thinktime=2ms", "--thinktime_blocks=8", "--thinktime_spin=500"}
-	for _, run := range []func(*testing.T, string, ...string) ([]controlJob, int){fioControlJobs, ourFio} {
+	// cephbench first: a hung fio skips the rest of the test.
+	for _, run := range []func(*testing.T, string, ...string) ([]controlJob, int){ourFio, fioControlJobs} {
 		jobs, code := run(t, dir, args...)
 		if j := jobs[0]; code != 0 || j.Read.IOs != 256 || j.Runtime < 60 {
 			t.Errorf("exit %d, %d reads in %d ms; want 256 in 64 ms or more", code, j.Read.IOs, j.Runtime)
