@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -26,11 +25,7 @@ import (
 func buildWithCeph(t *testing.T) (dir, bin string) {
 	t.Helper()
 	dir = t.TempDir()
-	bin = filepath.Join(dir, "cephbench")
-	if out, err := exec.Command("go", "build", "-tags", "ceph,pacific", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return dir, bin
+	return dir, goBuild(t, dir, "ceph,pacific")
 }
 
 // Four hosts write one pool at once, rados bench style, each under its own

@@ -20,11 +20,18 @@ func build(t testing.TB) (dir, bin string) {
 		t.Skip("builds the binary")
 	}
 	dir = t.TempDir()
-	bin = filepath.Join(dir, "cephbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	return dir, goBuild(t, dir, "")
+}
+
+// goBuild builds cephbench into dir with the build tags tags (comma
+// separated; "" for none) and returns its path.
+func goBuild(t testing.TB, dir, tags string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "cephbench")
+	if out, err := exec.Command("go", "build", "-tags", tags, "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build -tags %q: %v\n%s", tags, err, out)
 	}
-	return dir, bin
+	return bin
 }
 
 // The real binary, interrupted by SIGINT as a user's Ctrl-C would: it must
@@ -111,10 +118,7 @@ func buildFailpoints(t *testing.T, tags ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "cephbench")
-	if out, err := exec.Command("go", "build", "-tags", key, "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build -tags %s: %v\n%s", key, err, out)
-	}
+	bin := goBuild(t, dir, key)
 	failpointBins.built[key] = bin
 	return bin
 }
