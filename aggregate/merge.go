@@ -163,6 +163,13 @@ func MergeAdded(runs []HostRun, series *SeriesAdder) (*result.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	lags := make([]*result.PacerLag, len(runs))
+	for i, run := range runs {
+		lags[i] = run.Result.PacerLag
+	}
+	if m.PacerLag, err = result.MergePacerLags(lags); err != nil {
+		return nil, err
+	}
 	from, to, notes := window(runs)
 	m.ElapsedSeconds = max(to.Sub(from).Seconds(), 0)
 	if series != nil {

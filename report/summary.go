@@ -39,8 +39,8 @@ func Heading(w io.Writer, name string, wl *spec.Workload) {
 }
 
 // Summary prints a step's summary: one line per op kind with rates and
-// latency percentiles, then rate spread, CPU, errors, a queue that was
-// not kept full (result.QueueShort) and notes, and what
+// latency percentiles, then rate spread, CPU, errors, the pacer's lag, a
+// queue that was not kept full (result.QueueShort), notes, and what
 // a time-to-first-byte kind (get-ttfb) measures.
 func Summary(w io.Writer, r *result.Result) {
 	how := "stopped at its " + r.StopReason + " bound"
@@ -83,6 +83,14 @@ func Summary(w io.Writer, r *result.Result) {
 		fmt.Fprintf(w, ", paced ops late %d, missed %d", r.Late, r.Missed)
 	}
 	fmt.Fprintln(w)
+	if p := r.PacerLag; p != nil {
+		fmt.Fprintf(w, "  pacer: %d ops waited for their time, issued late by p50 %s p99 %s max %s",
+			p.Ops, Latency(float64(p.Lag.Percentiles.At(50))), Latency(float64(p.Lag.Percentiles.At(99))), Latency(float64(p.Lag.MaxNs)))
+		if p.Lagged() {
+			fmt.Fprintf(w, ": over %s at p99, the client could not keep the schedule, and the latencies include it", Latency(float64(result.LagLimit)))
+		}
+		fmt.Fprintln(w)
+	}
 	if held, short := r.QueueShort(); short {
 		fmt.Fprintf(w, "  queue held %.1f of its %d slots on average (%.0f%%): the client, the engine or the target could not keep it full\n",
 			r.MeanInFlight, r.Slots, 100*held)

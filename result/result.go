@@ -93,6 +93,10 @@ type Result struct {
 	Late      int64            `json:"late_ops,omitempty"`
 	Missed    int64            `json:"missed_ops,omitempty"`
 	Abandoned int64            `json:"abandoned_ops,omitempty"`
+	// PacerLag, for a paced run, is how late its generator issued ops
+	// that had a slot free; nil for runs unpaced or saved before it was
+	// measured.
+	PacerLag *PacerLag `json:"pacer_lag,omitempty"`
 	// MeanInFlight is how many ops were in flight on average over the
 	// measured period, of the Slots the run could keep in flight (workers
 	// × queue depth); both zero in results saved before they were

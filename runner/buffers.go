@@ -1,54 +1,124 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
+	"math/bits"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// bufferArena holds every I/O buffer of a run in one anonymous mapping
-// outside Go's heap: a queue of large blocks then neither triggers garbage
-// collections nor doubles the heap goal, the collector never scans or
-// preempts a goroutine mid-fill.
+// bufferArena holds every I/O buffer of a run in one mapping outside Go's
+// heap: a queue of large blocks then neither triggers garbage collections
+// nor doubles the heap goal, the collector never scans or preempts a
+// goroutine mid-fill.
 //
-// Buffers for direct I/O are transparent huge pages: the kernel pins an
-// op's pages, 2 per 4 MiB op instead of 1024. Others are not: a huge page
-// comes from the free blocks a virtual machine's balloon reports to its
-// host, so its first touch faults in the host too, and filling 68 MiB of
-// huge pages for a 10 s write of 4 MiB ops to RADOS took 0.6 s of system
-// time, more than a third of the client's.
+// The mapping is the memory the workload names (spec.BufferMemories), as
+// fio's mem= allocates it, because the kind of page is part of what a
+// direct I/O costs: the kernel pins each page of an op's buffer, 2 huge
+// pages for a 4 MiB op against 1024 small ones, and a 1 MiB direct write
+// from one huge page ran four times as many IOPS as from 256 small pages
+// on this project's test machine's virtual disk.
 type bufferArena struct {
 	mapping []byte
-	base    int // offset of the first buffer, aligned
+	shm     bool // a System V segment, detached rather than unmapped
+	base    int  // offset of the first buffer, aligned
 	stride  int
 	size    int
 }
 
-// newBufferArena maps count buffers of size bytes, each starting at a
-// multiple of align when align > 1 (direct I/O, in huge pages).
-func newBufferArena(count, size, align int) (*bufferArena, error) {
-	direct := align > 1
+// shmHugeTLB is Linux's SHM_HUGETLB, which x/sys/unix does not name.
+const shmHugeTLB = 0o4000
+
+// newBufferArena maps count buffers of size bytes in memory of the kind
+// given (spec.BufferMemories; "" is malloc), each starting at a multiple
+// of align when align > 1. hugepage is the huge page size of mmaphuge and
+// shmhuge, 0 for the system's. Huge pages the system has not reserved are
+// an error that says so.
+func newBufferArena(count, size, align int, memory string, hugepage int) (*bufferArena, error) {
 	align = max(align, 64) // a cache line, so neighbouring buffers never share one
 	stride := (size + align - 1) / align * align
-	page := unix.Getpagesize()
 	slack := 0
-	if align > page {
+	if align > unix.Getpagesize() {
 		slack = align // mmap aligns to a page only
 	}
 	length := stride*count + slack
-	m, err := unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	a := &bufferArena{stride: stride, size: size}
+	var err error
+	switch memory {
+	case "", "malloc", "mmap", "thp":
+		a.mapping, err = unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err == nil && memory == "thp" {
+			_ = unix.Madvise(a.mapping, unix.MADV_HUGEPAGE) // only a hint: without it, ordinary pages
+		}
+	case "mmapshared":
+		a.mapping, err = unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+	case "mmaphuge":
+		length = roundUp(length, hugepage)
+		flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_HUGETLB
+		if hugepage > 0 {
+			flags |= bits.TrailingZeros(uint(hugepage)) << unix.MAP_HUGE_SHIFT
+		}
+		a.mapping, err = unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, flags)
+		err = hugeError(err, length)
+	case "shm", "shmhuge":
+		flags := unix.IPC_CREAT | 0o600
+		if memory == "shmhuge" {
+			length = roundUp(length, hugepage)
+			flags |= shmHugeTLB
+		}
+		a.mapping, err = attachShm(length, flags)
+		a.shm = true
+		if memory == "shmhuge" {
+			err = hugeError(err, length)
+		}
+	default:
+		return nil, fmt.Errorf("unknown buffer memory %q", memory) // Validate refuses it first
+	}
 	if err != nil {
-		return nil, fmt.Errorf("mapping %d buffers of %d bytes: %w", count, size, err)
+		return nil, fmt.Errorf("allocating %d bytes of buffers (%d of %d bytes) in %s memory: %w", length, count, size, memory, err)
 	}
-	if direct {
-		_ = unix.Madvise(m, unix.MADV_HUGEPAGE) // only a hint: without it, ordinary pages
+	if rem := int(uintptrOf(a.mapping) % uintptr(align)); rem != 0 {
+		a.base = align - rem
 	}
-	base := 0
-	if rem := int(uintptrOf(m) % uintptr(align)); rem != 0 {
-		base = align - rem
+	return a, nil
+}
+
+// attachShm makes a private System V segment of length bytes and attaches
+// it. It is marked for removal at once, so that the kernel frees it when
+// it is detached, also when the process is killed.
+func attachShm(length, flags int) ([]byte, error) {
+	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, length, flags)
+	if err != nil {
+		return nil, err
 	}
-	return &bufferArena{mapping: m, base: base, stride: stride, size: size}, nil
+	m, err := unix.SysvShmAttach(id, 0, 0)
+	_, rmErr := unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	if err != nil {
+		return nil, err
+	}
+	if rmErr != nil {
+		return nil, errors.Join(rmErr, unix.SysvShmDetach(m))
+	}
+	return m, nil
+}
+
+// hugeError says what a failure to get huge pages means.
+func hugeError(err error, length int) error {
+	if errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("%w: the system has not reserved %d MiB of free huge pages of that size (sysctl vm.nr_hugepages)", err, (length+1<<20-1)>>20)
+	}
+	return err
+}
+
+// roundUp rounds n up to a multiple of unit (2 MiB when unit is 0, the
+// usual huge page size).
+func roundUp(n, unit int) int {
+	if unit <= 0 {
+		unit = 2 << 20
+	}
+	return (n + unit - 1) / unit * unit
 }
 
 // buffer returns buffer i, of count.
@@ -59,7 +129,12 @@ func (a *bufferArena) buffer(i int) []byte {
 
 // release unmaps every buffer. Only call it when no op can still touch
 // one: an abandoned op's engine may write into its buffer later.
-func (a *bufferArena) release() error { return unix.Munmap(a.mapping) }
+func (a *bufferArena) release() error {
+	if a.shm {
+		return unix.SysvShmDetach(a.mapping)
+	}
+	return unix.Munmap(a.mapping)
+}
 
 // uintptrOf is the address of b's first byte.
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

@@ -67,7 +67,7 @@ func (f *fakeStore) object(n int64) ([]byte, bool) {
 	return b, ok
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+func pause(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
@@ -90,11 +90,11 @@ func (f *fakeStore) Do(ctx context.Context, op *engine.Op) error {
 		if _, ok := f.object(op.Object); !ok {
 			return missing
 		}
-		if err := sleep(ctx, f.firstByte); err != nil {
+		if err := pause(ctx, f.firstByte); err != nil {
 			return err
 		}
 		op.FirstByte = engine.Now()
-		if err := sleep(ctx, f.lastByte); err != nil {
+		if err := pause(ctx, f.lastByte); err != nil {
 			return err
 		}
 		b, ok := f.object(op.Object)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cephbench/cephbench/engine"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/pace"
 	"github.com/cephbench/cephbench/result"
 	"github.com/cephbench/cephbench/spec"
@@ -54,6 +55,7 @@ func (r *run) setLanes(seed uint64) {
 			r.lanes[k] = total
 		}
 		r.issued, r.paced = []*lane{total}, true
+		r.lag = metrics.NewHistogram()
 		return
 	}
 	// Each direction draws its own intervals, as fio seeds each its own.
@@ -67,6 +69,9 @@ func (r *run) setLanes(seed uint64) {
 		r.issued = append(r.issued, r.lanes[engine.Write])
 	}
 	r.paced = r.lanes[engine.Read] != nil || r.lanes[engine.Write] != nil
+	if r.paced {
+		r.lag = metrics.NewHistogram()
+	}
 }
 
 // ahead reports whether no op the run may issue next is due yet: every

@@ -15,8 +15,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/cephbench/cephbench/engine"
 	"github.com/cephbench/cephbench/internal/failpoint"
+	"github.com/cephbench/cephbench/internal/sleep"
 	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/pace"
 	"github.com/cephbench/cephbench/result"
@@ -109,6 +112,10 @@ type Outcome struct {
 	// Abandoned counts ops still in flight when an interrupted run gave up
 	// waiting for them; they are in no figure.
 	Abandoned int64
+	// Lag, for a paced run, is how late (nanoseconds) the pacer issued
+	// the measured ops that had a slot free before they were due; nil for
+	// an unpaced run.
+	Lag *hdr.Histogram
 	// MeanInFlight is how many ops were in flight on average over the
 	// measured period (the series' intervals' means, weighted by their
 	// lengths).
@@ -149,6 +156,7 @@ func (o *Outcome) Result(name string, w *spec.Workload, host result.Host) (*resu
 		BelowMinRate: o.BelowMinRate,
 		Histograms:   map[string]string{}, HistogramSettings: new(metrics.StandardHistogram()),
 	}
+	r.Spec.BufferMemory = w.Buffers() // what it used, also when the workload left it to the default
 	for k, kind := range o.Kinds {
 		if _, did := r.Ops[kind]; !did {
 			continue
@@ -159,6 +167,11 @@ func (o *Outcome) Result(name string, w *spec.Workload, host result.Host) (*resu
 		}
 		r.Histograms[kind] = string(enc)
 	}
+	lag, err := result.NewPacerLag(o.Lag)
+	if err != nil {
+		return nil, err
+	}
+	r.PacerLag = lag
 	return r, nil
 }
 
@@ -197,6 +210,10 @@ type run struct {
 	measuredOps   atomic.Int64
 	measuredBytes atomic.Int64
 	late          atomic.Int64
+	// lag is how late the pacer issued ops that had a slot free before
+	// they were due (nanoseconds), guarded by lagMu.
+	lagMu   sync.Mutex
+	lag     *hdr.Histogram
 	backlog       atomic.Int64 // bytes in flight, when MaxBacklog bounds them
 	stoppedAt     atomic.Int64 // engine.Now when stop was first called
 	firstError    atomic.Pointer[string]
@@ -321,7 +338,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 
 	spare := r.stagingSpare(queues)
 	slots := w.QueueDepth + spare // per worker
-	buffers, err := newBufferArena(w.Workers*slots, int(w.BlockSize), geo.Alignment)
+	buffers, err := newBufferArena(w.Workers*slots, int(w.BlockSize), max(geo.Alignment, int(w.BufferAlign)), w.BufferMemory, int(w.HugepageSize))
 	if err != nil {
 		for _, q := range queues {
 			q.Close()
@@ -497,6 +514,9 @@ func (r *run) conclude(out *Outcome, col *metrics.Collector, done <-chan struct{
 	if r.paced {
 		out.Late = r.late.Load()
 		out.Missed = r.missed(now)
+		r.lagMu.Lock()
+		out.Lag = r.lag.Clone()
+		r.lagMu.Unlock()
 	}
 	out.BelowMinRate = r.belowMin.Load()
 	if first := r.firstError.Load(); first != nil {
@@ -899,19 +919,46 @@ func (r *run) schedule(timer *time.Timer, l *lane, op *engine.Op, now time.Durat
 		return 0, false
 	}
 	if wait := due - now; wait > 0 {
-		timer.Reset(wait)
-		select {
-		case <-timer.C:
-		case <-r.ctx.Done():
+		if !r.sleepUntil(timer, due) {
 			l.slot.Add(-cost)
 			r.stop(StopInterrupted)
 			return 0, false
+		}
+		if due >= r.rampEnd {
+			r.recordLag(r.now() - due)
 		}
 	} else if -wait > lateThreshold {
 		r.late.Add(1)
 	}
 	l.paced.Add(1)
 	return due, true
+}
+
+// sleepUntil waits until the run's clock reaches t, to within
+// microseconds on the real clock (internal/sleep), and reports false if
+// the run was interrupted meanwhile. A test's Clock is followed by the
+// time package's timers only, so on it the wait is a timer's.
+func (r *run) sleepUntil(timer *time.Timer, t time.Duration) bool {
+	if r.opts.Clock == nil {
+		return sleep.Until(r.ctx, timer, engine.Now, t)
+	}
+	timer.Reset(t - r.now())
+	select {
+	case <-timer.C:
+		return true
+	case <-r.ctx.Done():
+		timer.Stop()
+		return false
+	}
+}
+
+// recordLag counts how late the pacer issued an op that waited for its
+// due time: the generator's own lateness, which latency from the
+// intended start would otherwise hide.
+func (r *run) recordLag(lag time.Duration) {
+	r.lagMu.Lock()
+	_ = r.lag.RecordValue(max(int64(lag), 0))
+	r.lagMu.Unlock()
 }
 
 // backlogPoll is how often an op waiting for the backlog to fall looks
@@ -1097,15 +1144,8 @@ func (r *run) think(timer *time.Timer) {
 	start := r.now()
 	for spin := r.w.ThinkSpin.D(); r.now()-start < spin; {
 	}
-	wait := min(r.w.ThinkTime.D()-(r.now()-start), r.end-r.now())
-	if wait <= 0 {
-		return
-	}
-	timer.Reset(wait)
-	select {
-	case <-timer.C:
-	case <-r.ctx.Done():
-		timer.Stop()
+	if until := min(start+r.w.ThinkTime.D(), r.end); until > r.now() {
+		r.sleepUntil(timer, until)
 	}
 }
 

@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -226,6 +227,20 @@ type Workload struct {
 	ThinkTime  Duration `json:"think_time,omitempty"`
 	ThinkEvery int64    `json:"think_every,omitempty"`
 	ThinkSpin  Duration `json:"think_spin,omitempty"`
+
+	// BufferMemory is the memory the run's I/O buffers are in, one of
+	// BufferMemories, as fio's mem=: "" is "malloc", ordinary pages, fio's
+	// default. A 1 MiB direct I/O from one huge page costs the kernel far
+	// less than from 256 small ones, so two runs compare only with the
+	// same. A result records the kind its run used.
+	BufferMemory string `json:"buffer_memory,omitempty"`
+	// HugepageSize is the huge page size of mmaphuge and shmhuge (fio's
+	// hugepage-size); 0 is the system's default.
+	HugepageSize Size `json:"hugepage_size,omitempty"`
+	// BufferAlign starts each buffer at a multiple of it (fio's
+	// iomem_align), a power of two; 0: the target's alignment for direct
+	// I/O, else a cache line.
+	BufferAlign Size `json:"buffer_align,omitempty"`
 
 	// FsyncEvery makes each worker sync its file after every this many of
 	// its writes complete (fio's fsync=); EndFsync syncs every file once
@@ -564,6 +579,12 @@ func (w *Workload) Validate() error {
 		return w.SteadyState.Validate()
 	case w.ThinkTime < 0 || w.ThinkSpin < 0 || w.ThinkSpin > w.ThinkTime || w.ThinkEvery < 0:
 		return fmt.Errorf("invalid think time %s, spin %s, every %d ops (want the spin within the time)", w.ThinkTime, w.ThinkSpin, w.ThinkEvery)
+	case !slices.Contains(BufferMemories, w.BufferMemory) && w.BufferMemory != "":
+		return fmt.Errorf("invalid buffer memory %q: want %s", w.BufferMemory, strings.Join(BufferMemories, ", "))
+	case w.HugepageSize < 0 || w.HugepageSize&(w.HugepageSize-1) != 0:
+		return fmt.Errorf("invalid huge page size %s: want a power of two", w.HugepageSize)
+	case w.BufferAlign < 0 || w.BufferAlign&(w.BufferAlign-1) != 0:
+		return fmt.Errorf("invalid buffer alignment %s: want a power of two", w.BufferAlign)
 	case badStopOnError(w.StopOnError) != nil:
 		return badStopOnError(w.StopOnError)
 	case strings.ContainsRune(w.FileNameFormat, '/'):
@@ -658,4 +679,22 @@ func badStopOnError(s string) error {
 		}
 	}
 	return nil
+}
+
+// BufferMemories are the kinds of memory a run's buffers can be in: fio's
+// mem= kinds, and thp. malloc and mmap are private anonymous memory in
+// ordinary pages (transparent huge pages only where the system gives them
+// unasked); mmapshared is shared anonymous memory; mmaphuge and shmhuge are
+// huge pages the system has reserved (vm.nr_hugepages), mapped or System V
+// shared memory; shm is System V shared memory in ordinary pages; thp is
+// private memory advised to the kernel as transparent huge pages.
+var BufferMemories = []string{"malloc", "mmap", "mmapshared", "mmaphuge", "shm", "shmhuge", "thp"}
+
+// Buffers is the kind of memory the run's buffers are in: BufferMemory, or
+// malloc when it is empty.
+func (w *Workload) Buffers() string {
+	if w.BufferMemory == "" {
+		return "malloc"
+	}
+	return w.BufferMemory
 }

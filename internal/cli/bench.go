@@ -17,6 +17,7 @@ type workloadFlags struct {
 	rwmixread int
 	w         spec.Workload
 	steady    spec.SteadyState
+	buffers   bufferFlags
 }
 
 func (f *workloadFlags) register(cmd *cobra.Command) {
@@ -52,6 +53,7 @@ func (f *workloadFlags) register(cmd *cobra.Command) {
 	fl.Var(&f.steady.Window, "steady-window", "how long --steady-state's rate must hold, whole seconds (default 60s)")
 	fl.Var(&f.steady.Ramp, "steady-ramp", "start judging --steady-state this long (and a second) after the start")
 	fl.BoolVar(&f.w.Direct, "direct", false, "use O_DIRECT (bypass the page cache)")
+	f.buffers.register(fl)
 	fl.BoolVar(&f.w.Verify, "verify", false, "check that reads return the data cephbench wrote")
 	fl.BoolVar(&f.w.Keep, "keep", false, "leave the files and objects created in place")
 	fl.BoolVar(&f.w.Force, "force", false, "write even to a device or file that holds data cephbench did not write")
@@ -61,6 +63,7 @@ func (f *workloadFlags) register(cmd *cobra.Command) {
 func (f *workloadFlags) workload(env Env, name string) (spec.Workload, error) {
 	w := f.w
 	w.Name = name
+	f.buffers.apply(&w)
 	if f.target == "" {
 		return w, usagef("--target is required")
 	}

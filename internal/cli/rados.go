@@ -100,6 +100,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 		format     string
 		results    string
 		opTimeout  spec.Duration
+		buffers    bufferFlags
 		noHints    bool
 	)
 	cmd := &cobra.Command{
@@ -135,6 +136,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 				Objects: maxObjects, Workers: 1, QueueDepth: threads, Duration: secs, Keep: noCleanup,
 				Verify: !noVerify, OpTimeout: opTimeout,
 			}
+			buffers.apply(&w)
 			if opts.Mode == "write" {
 				if err := w.Validate(); err != nil {
 					return usageErr(err)
@@ -162,6 +164,7 @@ func newRadosBenchCmd(env Env, cf *cephFlags) *cobra.Command {
 	fl.BoolVar(&noHints, "no-hints", false, "do not send rados bench's allocation hint (object size, write size, sequential, immutable) with writes")
 	fl.Var(&opTimeout, "op-timeout", "fail (and count) an op that takes longer than this")
 	fl.Lookup("op-timeout").DefValue = "60s" // zero leaves it to Connect's default
+	buffers.register(fl)
 	fl.StringVar(&runName, "run-name", "", "name of the metadata object (default benchmark_last_metadata)")
 	fl.Int64Var(&maxObjects, "max-objects", 0, "stop a write after this many objects")
 	fl.StringVarP(&format, "format", "f", "plain", "plain, json or json-pretty (rados bench's keys)")

@@ -40,6 +40,7 @@ type rbdBenchFlags struct {
 	threads   int
 	total     spec.Size
 	pattern   string
+	buffers   bufferFlags
 	mixRead   int
 	duration  spec.Duration
 	create    bool
@@ -101,6 +102,7 @@ func newRBDBenchCmd(env Env, cf *cephFlags, old bool) *cobra.Command {
 	fl.BoolVar(&f.force, "force", false, "write even to an image in use or one that holds a filesystem or partition signature")
 	fl.Var(&f.opTimeout, "op-timeout", "fail (and count) an op that takes longer than this")
 	fl.Lookup("op-timeout").DefValue = "60s" // zero leaves it to Connect's default
+	f.buffers.register(fl)
 	resultsFlag(fl, &f.results)
 	env.hosts.register(fl)
 	env.metrics.register(fl)
@@ -127,6 +129,7 @@ func (f *rbdBenchFlags) workload(cf *cephFlags) (spec.Workload, error) {
 		BlockSize: f.ioSize, Workers: 1, QueueDepth: f.threads, TotalBytes: f.total, Duration: f.duration,
 		FileSize: f.size, Keep: f.keep, Force: f.force, OpTimeout: f.opTimeout, Direct: f.direct,
 	}
+	f.buffers.apply(&w)
 	switch f.ioType {
 	case "read":
 		w.ReadPercent = 100

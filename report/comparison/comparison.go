@@ -7,12 +7,14 @@ package comparison
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cephbench/cephbench/aggregate"
 	"github.com/cephbench/cephbench/report"
+	"github.com/cephbench/cephbench/result"
 )
 
 // Schema identifies the JSON of "cephbench compare".
@@ -43,8 +45,16 @@ type Side struct {
 	Interrupted int    `json:"interrupted,omitempty"`
 	// NotAtRest counts the results whose run saw the cluster do other
 	// work (a scrub, recovery, an OSD down): their figures may show it.
-	NotAtRest int       `json:"cluster_not_at_rest,omitempty"`
-	Start     time.Time `json:"start,omitzero"` // of the first result
+	NotAtRest int `json:"cluster_not_at_rest,omitempty"`
+	// BufferMemory is the kinds of memory its results' buffers were in
+	// (spec.BufferMemories), sorted; results saved before it was recorded
+	// add none.
+	BufferMemory []string `json:"buffer_memory,omitempty"`
+	// PacerLagged counts the paced results whose generator issued ops
+	// late (result.PacerLag.Lagged): their latencies hold the client's
+	// lateness.
+	PacerLagged int       `json:"pacer_lagged,omitempty"`
+	Start       time.Time `json:"start,omitzero"` // of the first result
 }
 
 // SideOf describes the results set s, loaded from path.
@@ -65,7 +75,14 @@ func SideOf(path string, s *aggregate.Set) Side {
 		if r.Cluster != nil && r.Cluster.During != nil && !r.Cluster.During.AtRest() {
 			side.NotAtRest++
 		}
+		if m := r.Spec.BufferMemory; m != "" && !slices.Contains(side.BufferMemory, m) {
+			side.BufferMemory = append(side.BufferMemory, m)
+		}
+		if r.PacerLag.Lagged() {
+			side.PacerLagged++
+		}
 	}
+	slices.Sort(side.BufferMemory)
 	return side
 }
 
@@ -171,6 +188,20 @@ func (r *Report) Write(w io.Writer, markdown bool) {
 		if side.s.NotAtRest > 0 {
 			notes = append(notes, fmt.Sprintf("%s: the cluster was NOT AT REST during %d of its %d runs (a scrub, recovery, an OSD or health change): cephbench report says what it did",
 				side.name, side.s.NotAtRest, side.s.Results))
+		}
+	}
+	a, b := r.A.BufferMemory, r.B.BufferMemory
+	if len(a) > 0 && len(b) > 0 && !slices.Equal(a, b) {
+		notes = append(notes, fmt.Sprintf("A's and B's buffers were in different memory (A %s, B %s): a direct I/O costs the kernel less from huge pages, so the change may be that",
+			strings.Join(a, ", "), strings.Join(b, ", ")))
+	}
+	for _, side := range []struct {
+		name string
+		s    Side
+	}{{"A", r.A}, {"B", r.B}} {
+		if side.s.PacerLagged > 0 {
+			notes = append(notes, fmt.Sprintf("%s: the pacer issued ops late in %d of its %d runs (lag p99 over %s): their latencies hold the client's lateness",
+				side.name, side.s.PacerLagged, side.s.Results, report.Latency(float64(result.LagLimit))))
 		}
 	}
 	for _, k := range r.OnlyA {

@@ -3,9 +3,11 @@ package comparison
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cephbench/cephbench/aggregate"
 	"github.com/cephbench/cephbench/cluster"
+	"github.com/cephbench/cephbench/metrics"
 	"github.com/cephbench/cephbench/result"
 )
 
@@ -43,5 +45,34 @@ func TestASideWhoseClusterWasNotAtRestIsNamed(t *testing.T) {
 	New(a, b, aggregate.Comparison{}, nil, false).Write(&out, false)
 	if !strings.Contains(out.String(), "A: the cluster was NOT AT REST during 1 of its 2 runs") || strings.Contains(out.String(), "B: the cluster was") {
 		t.Errorf("report:\n%s", out.String())
+	}
+}
+
+// Sides whose buffers were in different memory are named, as are runs
+// whose pacer lagged; results saved before either was recorded are not.
+func TestSidesThatDifferInBufferMemoryOrPacerLagAreNamed(t *testing.T) {
+	h := metrics.NewHistogram()
+	for range 100 {
+		_ = h.RecordValue(int64(time.Millisecond)) // every op issued 1 ms late
+	}
+	lag, err := result.NewPacerLag(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, huge, old := &result.Result{}, &result.Result{PacerLag: lag}, &result.Result{}
+	small.Spec.BufferMemory, huge.Spec.BufferMemory = "malloc", "mmaphuge"
+	var out strings.Builder
+	New(SideOf("a", &aggregate.Set{Results: []*result.Result{small, old}}), SideOf("b", &aggregate.Set{Results: []*result.Result{huge}}),
+		aggregate.Comparison{}, nil, false).Write(&out, false)
+	for _, want := range []string{"buffers were in different memory (A malloc, B mmaphuge)", "B: the pacer issued ops late in 1 of its 1 runs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	New(SideOf("a", &aggregate.Set{Results: []*result.Result{small}}), SideOf("b", &aggregate.Set{Results: []*result.Result{small, old}}),
+		aggregate.Comparison{}, nil, false).Write(&out, false)
+	if strings.Contains(out.String(), "different memory") || strings.Contains(out.String(), "pacer") {
+		t.Errorf("like for like, the report still says:\n%s", out.String())
 	}
 }

@@ -211,6 +211,16 @@ func (p *parser) build(pj *pending) (Job, error) {
 		w.ThinkTime, w.ThinkSpin, w.ThinkEvery = spec.Duration(o.thinkTime), spec.Duration(o.thinkSpin), o.thinkBlocks
 	}
 
+	w.BufferMemory, w.BufferAlign, w.HugepageSize = o.mem, spec.Size(o.memAlign), spec.Size(o.hugepageSize)
+	if o.memFile != "" {
+		// Anonymous huge pages come from the same reserve as a hugetlbfs
+		// file's: the buffers are the same memory.
+		note := fmt.Sprintf("%s: the buffers are anonymous huge pages from the system's reserve, not the file %s", at("iomem"), o.memFile)
+		if !slices.Contains(p.plan.Notes, note) {
+			p.plan.Notes = append(p.plan.Notes, note)
+		}
+	}
+
 	if w.BlockSizes != "" && max(o.rate[0], o.rate[1]) > 0 {
 		return Job{}, fail("%s with block sizes that vary is not supported: fio caps bytes per direction, cephbench would pace ops of the largest size", at("rate"))
 	}

@@ -21,7 +21,7 @@ import (
 // (go test ./internal/peer/fiojob -run TestREADME -update).
 
 // noops are fio's options that tune fio's own process (its clocks, CPUs,
-// threads, buffers' memory), what statistics it keeps or prints, or
+// threads), what statistics it keeps or prints, or
 // nothing at all (deprecated), with how they take their value. cephbench
 // measures the same with or without them.
 var noops = func() map[string]argKind {
@@ -59,13 +59,8 @@ var noopList = []struct {
 	{"flow_watermark", needsValue}, // deprecated
 	{"gtod_cpu", needsValue},
 	{"gtod_reduce", boolean},
-	{"hugepage-size", needsValue},
 	{"invalidate", boolean}, // cephbench never drops the page cache: use direct=1
-	{"iomem", needsValue},
-	{"iomem_align", needsValue},
 	{"iopsavgtime", needsValue},
-	{"mem", needsValue},
-	{"mem_align", needsValue},
 	{"numa_cpu_nodes", needsValue},
 	{"numa_mem_policy", needsValue},
 	{"percentage_sequential", needsValue}, // deprecated

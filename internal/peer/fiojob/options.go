@@ -83,6 +83,11 @@ type opts struct {
 	steadyState             spec.SteadyState // its window is ss_dur, 0 for none
 	thinkTime, thinkSpin    time.Duration
 	thinkBlocks             int64
+	// mem is iomem's kind (spec.BufferMemories, "" for malloc), memAlign
+	// iomem_align's, hugepageSize hugepage-size's; memFile is the file
+	// iomem's value names after a colon.
+	mem, memFile           string
+	memAlign, hugepageSize int64
 }
 
 // setting is where an option got its value, for error messages.
@@ -385,6 +390,23 @@ var table = []option{
 		return err
 	}},
 	{name: "thinktime_blocks", set: countSetter(func(o *opts) *int64 { return &o.thinkBlocks }, 1)},
+	{name: "iomem", alias: "mem", set: setMem},
+	{name: "iomem_align", alias: "mem_align", set: sizeSetter(func(o *opts) *int64 { return &o.memAlign })},
+	{name: "hugepage-size", set: sizeSetter(func(o *opts) *int64 { return &o.hugepageSize })},
+}
+
+// setMem takes iomem's kind, and a file after a colon. fio's kinds are
+// cephbench's buffer memories but thp, which is cephbench's own.
+func setMem(o *opts, v string) error {
+	kind, file, _ := strings.Cut(strings.TrimSpace(v), ":")
+	if kind == "cudamalloc" || kind == "thp" || !slices.Contains(spec.BufferMemories, kind) {
+		return fmt.Errorf("want malloc, mmap, mmaphuge, mmapshared, shm or shmhuge")
+	}
+	if file != "" && kind != "mmaphuge" {
+		return fmt.Errorf("a file for %s is not supported: cephbench maps anonymous memory", kind)
+	}
+	o.mem, o.memFile = kind, file
+	return nil
 }
 
 // continueOnError maps continue_on_error's values to the kinds of failure
