@@ -109,3 +109,38 @@ func TestSummaryHasTheClusterLine(t *testing.T) {
 		t.Errorf("lines %q", b.String())
 	}
 }
+
+// A paced run's summary gives its pacer's lag, and says that the client
+// could not keep the schedule when the lag's p99 passes result.LagLimit.
+func TestSummaryHasThePacersLag(t *testing.T) {
+	lagOf := func(each int64) *result.PacerLag {
+		h := metrics.NewHistogram()
+		for range 100 {
+			_ = h.RecordValue(each)
+		}
+		l, err := result.NewPacerLag(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	r := &result.Result{Name: "paced", ElapsedSeconds: 1, StopReason: result.StopDuration,
+		Ops: map[string]metrics.KindSummary{"read": {Ops: 100}}}
+	var b strings.Builder
+	Summary(&b, r)
+	if strings.Contains(b.String(), "pacer") {
+		t.Errorf("an unpaced run's summary speaks of a pacer:\n%s", b.String())
+	}
+	r.PacerLag = lagOf(3000)
+	b.Reset()
+	Summary(&b, r)
+	if want := "pacer: 100 ops waited for their time, issued late by p50 3.0µs p99 3.0µs max 3.0µs\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	r.PacerLag = lagOf(2_000_000)
+	b.Reset()
+	Summary(&b, r)
+	if want := "over 100.0µs at p99, the client could not keep the schedule"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+}

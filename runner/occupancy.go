@@ -116,17 +116,19 @@ func (r *run) meanInFlight(now time.Duration) float64 {
 
 // landed notes in wk's queue occupancy that s's op came back, stamping
 // its completion as finish would (an op staged and never started ends
-// where it began).
-func (r *run) landed(wk *worker, s *slot) {
+// where it began); it returns the clock's reading when it took one.
+func (r *run) landed(wk *worker, s *slot) (read time.Duration) {
 	begin := r.sinceRamp(s.start)
 	if errors.Is(s.op.Err, engine.ErrNotIssued) {
 		wk.queue.end(begin, 0, begin)
-		return
+		return 0
 	}
 	if s.op.Completed == 0 {
 		s.op.Completed = r.now()
+		read = s.op.Completed
 	}
 	wk.queue.end(begin, r.sinceRamp(s.op.Issued), r.sinceRamp(s.op.Completed))
+	return read
 }
 
 // meanSoFar is the mean number of ops in flight from the ramp's end to

@@ -212,11 +212,11 @@ type run struct {
 	late          atomic.Int64
 	// lag is how late the pacer issued ops that had a slot free before
 	// they were due (nanoseconds), guarded by lagMu.
-	lagMu   sync.Mutex
-	lag     *hdr.Histogram
-	backlog       atomic.Int64 // bytes in flight, when MaxBacklog bounds them
-	stoppedAt     atomic.Int64 // engine.Now when stop was first called
-	firstError    atomic.Pointer[string]
+	lagMu      sync.Mutex
+	lag        *hdr.Histogram
+	backlog    atomic.Int64 // bytes in flight, when MaxBacklog bounds them
+	stoppedAt  atomic.Int64 // engine.Now when stop was first called
+	firstError atomic.Pointer[string]
 	// judge, for a workload with a steady-state criterion, takes each
 	// second from the ticking goroutine.
 	judge *steady.Judge
@@ -253,7 +253,11 @@ type worker struct {
 	// with Workload.BoundsPerWorker.
 	opsLeft, bytesLeft atomic.Int64
 
-	mu       sync.Mutex // guards gen's Next
+	// mu guards gen's Next when shared: the slots of a synchronous
+	// session's worker are goroutines of their own; an asynchronous
+	// worker is one goroutine.
+	mu       sync.Mutex
+	shared   bool
 	gen      workload.Source
 	rec      *metrics.Recorder
 	started  atomic.Int64
@@ -329,6 +333,9 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 		return nil, err
 	}
 	async, isAsync := sess.(engine.AsyncSession)
+	for _, wk := range r.workers {
+		wk.shared = !isAsync && w.QueueDepth > 1
+	}
 	var queues []engine.Queue
 	if isAsync {
 		if queues, err = openQueues(async, w.Workers, w.QueueDepth); err != nil {
@@ -861,11 +868,17 @@ func (r *run) drain(done <-chan struct{}) {
 // bounds, the pacer and the backlog. It returns the op's start time for
 // latency (its scheduled time when paced) and whether it falls in the
 // measured period. An admitted op is in the backlog until unqueue.
-func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op) (start time.Duration, measured, ok bool) {
+//
+// now is the run's clock when the op is ready, or 0 to read it: a loop
+// passes the reading that stamped its previous op's completion, taken
+// just before, so that an op costs the clock one read, not two.
+func (r *run) admit(wk *worker, timer *time.Timer, op *engine.Op, now time.Duration) (start time.Duration, measured, ok bool) {
 	if r.refusing() {
 		return 0, false, false
 	}
-	now := r.now()
+	if now == 0 {
+		now = r.now()
+	}
 	if now >= r.end {
 		r.stop(StopDuration)
 		return 0, false, false
@@ -1009,9 +1022,18 @@ func (r *run) unqueue(op *engine.Op) {
 // none left. Its data waits for fill, once the op is admitted.
 func (r *run) next(wk *worker, op *engine.Op) bool {
 	op.FirstByte, op.Completed = 0, 0
+	if !wk.shared {
+		return r.made(wk.gen.Next(op))
+	}
 	wk.mu.Lock()
 	ok := wk.gen.Next(op)
 	wk.mu.Unlock()
+	return r.made(ok)
+}
+
+// made stops the run when a worker's workload made no op, and says
+// whether it made one.
+func (r *run) made(ok bool) bool {
 	if !ok {
 		r.stop(StopExhausted)
 	}
@@ -1089,11 +1111,13 @@ func (r *run) syncLoop(wk *worker, buf []byte, flight *slotFlight) {
 	// lock per op.
 	var queue metrics.QueueCounts
 	defer wk.rec.AddQueue(&queue)
+	var completed time.Duration // the reading that stamped the last op's completion
 	for {
 		if !r.next(wk, op) {
 			return
 		}
-		start, measured, ok := r.admit(wk, timer, op)
+		start, measured, ok := r.admit(wk, timer, op, completed)
+		completed = 0
 		if !ok {
 			wk.gen.Done(op, engine.ErrNotIssued)
 			return
@@ -1112,6 +1136,7 @@ func (r *run) syncLoop(wk *worker, buf []byte, flight *slotFlight) {
 		err := r.do(op)
 		if op.Completed == 0 {
 			op.Completed = r.now() // the time finish would read
+			completed = op.Completed
 		}
 		flight.end(begin, r.sinceRamp(op.Issued), r.sinceRamp(op.Completed))
 		r.unqueue(op)
@@ -1125,9 +1150,11 @@ func (r *run) syncLoop(wk *worker, buf []byte, flight *slotFlight) {
 		r.finish(wk, op, start, measured, err)
 		if err == nil && op.Kind == engine.Write && r.w.FsyncEvery > 0 && wk.writes.Add(1)%int64(r.w.FsyncEvery) == 0 {
 			r.sync(wk, op.File)
+			completed = 0
 		}
 		if r.thinksAfter(wk) {
 			r.think(timer)
+			completed = 0
 		}
 	}
 }
@@ -1226,6 +1253,9 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 	var writes int64
 	syncFile := -1
 	thinking := false // ThinkEvery ops completed: drain, then think
+	// reaped is the reading that stamped the op just reaped, which the
+	// op submitted next in its slot starts from.
+	var reaped time.Duration
 	// submit fills the free slots, unless pacing says wait or a bound
 	// says stop.
 	submit := func() {
@@ -1238,7 +1268,8 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 				stopping = true
 				return
 			}
-			start, measured, ok := r.admit(wk, timer, &s.op)
+			start, measured, ok := r.admit(wk, timer, &s.op, reaped)
+			reaped = 0
 			if !ok {
 				wk.gen.Done(&s.op, engine.ErrNotIssued)
 				stopping = true
@@ -1272,7 +1303,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 		}
 		if thinking && inFlight == 0 {
 			r.think(timer)
-			thinking = false
+			thinking, reaped = false, 0
 		}
 		submit()
 		if inFlight == 0 {
@@ -1302,7 +1333,7 @@ func (r *run) asyncLoop(wk *worker, q engine.Queue, bufs [][]byte) {
 			free = append(free, s)
 			inFlight--
 			r.unqueue(op)
-			r.landed(wk, s)
+			reaped = r.landed(wk, s)
 			if errors.Is(op.Err, engine.ErrNotIssued) {
 				wk.gen.Done(op, op.Err)
 				wk.started.Add(-1) // it never started
