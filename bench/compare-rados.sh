@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Ceph's rados bench and cephbench rados bench alternately on the same
-# pool, three pairs per row, and prints cephbench/rados for bandwidth, IOPS,
-# mean latency and client CPU seconds per op.
+# pool, five pairs per row, and prints cephbench/rados for bandwidth, IOPS,
+# mean latency and client CPU seconds per op, and the median over the pairs
+# of cephbench's whole-command CPU over rados bench's (and its spread).
 #
 # Each tool also runs SHORT_SECONDS, so that its CPU splits into a cost
 # per op (the difference between the two runs over the difference in ops)
@@ -9,13 +10,13 @@
 # results): the script prints each tool's.
 #
 #   bench/compare-rados.sh          uses the cluster in CEPH_CONF, or starts a sandbox
-# Environment: SECONDS_PER_RUN (default 10), SHORT_SECONDS (default 3), PAIRS (default 3), POOL (default
+# Environment: SECONDS_PER_RUN (default 10), SHORT_SECONDS (default 3), PAIRS (default 5), POOL (default
 # cbcompare, created and removed), CEPHBENCH (default bin/cephbench), ROWS (a
 # regular expression: only the rows whose names match; default all).
 RUNTIME=${SECONDS_PER_RUN:-10}
 SHORT=${SHORT_SECONDS:-3}
 [ "$SHORT" -lt "$RUNTIME" ] || { echo "SHORT_SECONDS ($SHORT) must be under SECONDS_PER_RUN ($RUNTIME)" >&2; exit 2; }
-PAIRS=${PAIRS:-3}
+PAIRS=${PAIRS:-5}
 POOL=${POOL:-cbcompare}
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -44,8 +45,8 @@ run() {
   awk -v ops="$ops" '{ printf "%.9f\n", ($1 + $2) / ops }' "$out/time" >>"$out/$tool.cpu"
 }
 
-printf '%-22s %9s %9s %8s %8s %8s %12s  %-26s  %s\n' row "rados MB/s" "cb MB/s" "bw" "IOPS" "mean lat" "CPU s/op" \
-  "µs/op, marginal: rados cb" "cb/rados  fixed ms: rados cb"
+printf '%-22s %9s %9s %8s %8s %8s %12s  %-26s  %-29s  %s\n' row "rados MB/s" "cb MB/s" "bw" "IOPS" "mean lat" "CPU s/op" \
+  "µs/op, marginal: rados cb" "cb/rados  fixed ms: rados cb" "CPU cb/rados, median of pairs"
 row() {
   local name=$1 mode=$2; shift 2
   [[ $name =~ ${ROWS:-.} ]] || return 0
@@ -65,11 +66,12 @@ row() {
   f() { fixed "$out/$1.$RUNTIME" "$out/$1.$SHORT"; }
   local rb cb
   rb=$(mean <"$out/rados.bw"); cb=$(mean <"$out/cb.bw")
-  printf '%-22s %9s %9s %8s %8s %8s %12s  %7.1f %7.1f            %5s  %6.0f %6.0f\n' "$name" "$rb" "$cb" "$(ratio "$cb" "$rb")" \
+  printf '%-22s %9s %9s %8s %8s %8s %12s  %7.1f %7.1f            %5s  %6.0f %6.0f     %s\n' "$name" "$rb" "$cb" "$(ratio "$cb" "$rb")" \
     "$(ratio "$(mean <"$out/cb.iops")" "$(mean <"$out/rados.iops")")" \
     "$(ratio "$(mean <"$out/cb.lat")" "$(mean <"$out/rados.lat")")" \
     "$(ratio "$(mean <"$out/cb.cpu")" "$(mean <"$out/rados.cpu")")" \
-    "$(m rados)" "$(m cb)" "$(ratio "$(m cb)" "$(m rados)")" "$(f rados)" "$(f cb)"
+    "$(m rados)" "$(m cb)" "$(ratio "$(m cb)" "$(m rados)")" "$(f rados)" "$(f cb)" \
+    "$(median_ratio "$out/cb.$RUNTIME" "$out/rados.$RUNTIME")"
 }
 
 row "4M write -t 16" write -t 16

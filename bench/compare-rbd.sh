@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs Ceph's rbd bench, fio's rbd engine and cephbench rbd bench in turn on
-# the same image, three rounds per row (the order rotating), and prints
+# the same image, five rounds per row (the order rotating), and prints
 # cephbench/peer for IOPS, mean and p99 latency and client CPU seconds per
-# op. All three run librbd's cache as they do by default: in writeback.
+# op, and the median over the rounds of cephbench's whole-command CPU over
+# rbd bench's (and its spread). All three run librbd's cache as they do by
+# default: in writeback.
 #
 # Each tool also runs a quarter of each row's total, so that its CPU splits
 # into a cost per op (the difference between the two runs over the
@@ -11,10 +13,10 @@
 # script prints cephbench/peer for the first and each tool's second.
 #
 #   bench/compare-rbd.sh           uses the cluster in CEPH_CONF, or starts a sandbox
-# Environment: ROUNDS (default 3), POOL (default cbcompare-rbd, created and
+# Environment: ROUNDS (default 5), POOL (default cbcompare-rbd, created and
 # removed), CEPHBENCH (default bin/cephbench), ROWS (a regular expression: only
 # the rows whose names match).
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 POOL=${POOL:-cbcompare-rbd}
 IMAGE=bench
 # shellcheck source=bench/lib.sh
@@ -77,8 +79,8 @@ run() {
   cpu "$ops" >>"$out/$tool.cpu"
 }
 
-printf '%-22s %8s %8s %8s   %-29s %-29s  %-25s  %s\n' row "rbd IOPS" "fio IOPS" "cb IOPS" "cb/rbd: IOPS lat p99 CPU/op" \
-  "cb/fio: IOPS lat p99 CPU/op" "µs/op, marginal: rbd fio cb" "cb/best  fixed ms: rbd fio cb"
+printf '%-22s %8s %8s %8s   %-29s %-29s  %-25s  %-29s  %s\n' row "rbd IOPS" "fio IOPS" "cb IOPS" "cb/rbd: IOPS lat p99 CPU/op" \
+  "cb/fio: IOPS lat p99 CPU/op" "µs/op, marginal: rbd fio cb" "cb/best  fixed ms: rbd fio cb" "CPU cb/rbd, median of rounds"
 # row NAME TYPE PATTERN BS DEPTH TOTAL SHORT: SHORT is the shorter run's total.
 row() {
   local name=$1 short=$7
@@ -102,9 +104,9 @@ row() {
   done
   local best
   best=$(printf '%s\n%s\n' "$(mc rbd)" "$(mc fio)" | sort -g | head -1)
-  printf '%-22s %8.0f %8.0f %8.0f   %-29s %-29s  %7.1f %7.1f %7.1f     %5s  %6.0f %6.0f %6.0f\n' "$name" "$(m rbd iops)" "$(m fio iops)" \
+  printf '%-22s %8.0f %8.0f %8.0f   %-29s %-29s  %7.1f %7.1f %7.1f     %5s  %6.0f %6.0f %6.0f     %s\n' "$name" "$(m rbd iops)" "$(m fio iops)" \
     "$(m cb iops)" "${cmp[0]}" "${cmp[1]}" "$(mc rbd)" "$(mc fio)" "$(mc cb)" "$(ratio "$(mc cb)" "$best")" \
-    "$(fc rbd)" "$(fc fio)" "$(fc cb)"
+    "$(fc rbd)" "$(fc fio)" "$(fc cb)" "$(median_ratio "$out/cb.full" "$out/rbd.full")"
 }
 
 row "4K randwrite qd 32" write rand 4K 32 256M 64M

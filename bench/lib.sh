@@ -2,7 +2,7 @@
 # a cephbench with the Ceph engines, a scratch folder ($out), and unless the
 # script sets NO_CLUSTER=1 a cluster (the one in CEPH_CONF, or a sandbox
 # started here), all cleaned up on exit after the script's own before_exit.
-# Also: mean, ratio, marginal, fixed.
+# Also: mean, ratio, marginal, fixed, median_ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,3 +42,11 @@ mean() { awk '{ s += $1 } END { if (NR) printf "%.6g", s / NR }'; }
 marginal() { paste -d' ' "$1" "$2" | awk '{ print ($1 - $3) / ($2 - $4) * 1e6 }' | mean; }
 fixed() { paste -d' ' "$1" "$2" | awk '{ print ($3 - ($1 - $3) / ($2 - $4) * $4) * 1e3 }' | mean; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0 || a == "" || b == "") print "n/a"; else printf "%.3f", a / b }'; }
+# median_ratio A B: from files of "CPU-seconds ops" lines paired by line
+# (one per round), the median of A's CPU over B's, and their spread.
+median_ratio() {
+  paste -d' ' "$1" "$2" | awk '{ print ($3 ? $1 / $3 : 0) }' | sort -g |
+    awk '{ v[NR] = $1 } END { if (!NR) { print "n/a"; exit }
+      printf "%.3f (%.2f-%.2f)", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
+}
+
