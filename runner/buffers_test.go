@@ -8,7 +8,7 @@ import (
 
 func TestBufferArenaAlignsAndSeparates(t *testing.T) {
 	for _, align := range []int{0, 512, 4096, 65536} {
-		a, err := newBufferArena(5, 3000, align, "", 0)
+		a, err := newBufferArena(5, 3000, align, "", 0, align > 512)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestBufferArenaMemory(t *testing.T) {
 		if c.reserved {
 			reserveHugePages(t, 4)
 		}
-		a, err := newBufferArena(count, size, 4096, c.memory, 0)
+		a, err := newBufferArena(count, size, 4096, c.memory, 0, true)
 		if err != nil {
 			t.Fatalf("%q: %v", c.memory, err)
 		}
@@ -86,8 +86,26 @@ func TestBufferArenaMemory(t *testing.T) {
 // setting that gives them.
 func TestBufferArenaWithoutHugePagesSaysWhy(t *testing.T) {
 	setHugePages(t, 0)
-	_, err := newBufferArena(4, 1<<20, 4096, "mmaphuge", 0)
+	_, err := newBufferArena(4, 1<<20, 4096, "mmaphuge", 0, false)
 	if err == nil || !strings.Contains(err.Error(), "vm.nr_hugepages") {
 		t.Errorf("mmaphuge with no huge page reserved: %v; want an error naming vm.nr_hugepages", err)
+	}
+}
+
+// Buffers about to be filled are made by the kernel at once; others only
+// as they are touched.
+func TestBufferArenaPopulatesWhatItFills(t *testing.T) {
+	for _, filled := range []bool{false, true} {
+		a, err := newBufferArena(4, 1<<20, 4096, "", 0, filled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rss := smapsOf(t, uintptrOf(a.mapping))["Rss"]
+		if filled && rss < 4<<10 || !filled && rss != 0 {
+			t.Errorf("filled %v: %d KiB resident before any touch", filled, rss)
+		}
+		if err := a.release(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -345,7 +345,7 @@ func Run(ctx context.Context, sess engine.Session, w *spec.Workload, opts Option
 
 	spare := r.stagingSpare(queues)
 	slots := w.QueueDepth + spare // per worker
-	buffers, err := newBufferArena(w.Workers*slots, int(w.BlockSize), max(geo.Alignment, int(w.BufferAlign)), w.BufferMemory, int(w.HugepageSize))
+	buffers, err := newBufferArena(w.Workers*slots, int(w.BlockSize), max(geo.Alignment, int(w.BufferAlign)), w.BufferMemory, int(w.HugepageSize), r.fills)
 	if err != nil {
 		for _, q := range queues {
 			q.Close()
