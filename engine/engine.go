@@ -267,10 +267,11 @@ type ClusterReporter interface {
 // ClusterWatcher is implemented by sessions on a Ceph cluster that the
 // runner's caller watches during each run (cluster.StartWatch).
 type ClusterWatcher interface {
-	// DialCluster opens a new connection to the session's cluster, for
-	// the watch alone, and names the pools the session's I/O goes to.
-	// The connection outlives the session: a command still in flight
-	// when the session closes runs on it safely; its holder closes it.
+	// DialCluster gives the watch a connection to the session's cluster
+	// (the session's own, shared, where it has one: cluster.Shared) and
+	// names the pools the session's I/O goes to. The connection outlives
+	// the session: a command still in flight when the session closes
+	// runs on it safely; its holder closes it.
 	DialCluster() (cluster.Conn, []string, error)
 }
 

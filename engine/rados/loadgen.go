@@ -26,6 +26,7 @@ import (
 // but Close is called once, after its sessions are closed.
 type Pool struct {
 	conn   *rados.Conn
+	shared *cluster.Shared // conn, which the run's watch shares
 	ioctx  *rados.IOContext
 	target Target
 }
@@ -46,13 +47,13 @@ func OpenPool(t Target) (*Pool, error) {
 		conn.Shutdown()
 		return nil, fmt.Errorf("opening pool %s: %w", t.Pool, err)
 	}
-	return &Pool{conn: conn, ioctx: ioctx, target: t}, nil
+	return &Pool{conn: conn, shared: cluster.Share(conn), ioctx: ioctx, target: t}, nil
 }
 
 // Close disconnects.
 func (p *Pool) Close() {
 	p.ioctx.Destroy()
-	p.conn.Shutdown()
+	p.shared.Release()
 }
 
 // FreeBytes returns the raw capacity the cluster has free.
@@ -198,9 +199,10 @@ func (s *ObjectSet) Geometry() engine.Geometry {
 // ClusterSnapshot is the pool's cluster's state.
 func (s *ObjectSet) ClusterSnapshot() (*cluster.Snapshot, error) { return s.pool.ClusterSnapshot() }
 
-// DialCluster connects anew to the pool's cluster, for a watch of the
-// pool.
-func (s *ObjectSet) DialCluster() (cluster.Conn, []string, error) { return dialWatch(s.pool.target) }
+// DialCluster shares the pool's connection with a watch of the pool.
+func (s *ObjectSet) DialCluster() (cluster.Conn, []string, error) {
+	return s.pool.shared.Hold(), []string{s.pool.target.Pool}, nil
+}
 
 // ObjectSizes returns each object's size, by index.
 func (s *ObjectSet) ObjectSizes() []int64 { return s.sizes }

@@ -75,6 +75,7 @@ func cleanKept(ctx context.Context, t spec.Target, j *writeahead.Judge) error {
 // queue has finished.
 type Session struct {
 	conn    *rados.Conn
+	shared  *cluster.Shared // conn, which the run's watch shares
 	ioctx   *rados.IOContext
 	target  Target
 	prefix  string // object names: prefix + "_object" + N
@@ -132,7 +133,7 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{conn: conn, target: t, writes: w.Writes(), keep: w.Keep,
+	s := &Session{conn: conn, shared: cluster.Share(conn), target: t, writes: w.Writes(), keep: w.Keep,
 		objSize: int64(w.EffectiveObjectSize()), opSize: int64(w.BlockSize)}
 	fail := func(err error) (*Session, error) {
 		if s.ioctx != nil {
@@ -215,17 +216,9 @@ func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) {
 	return cluster.Collect(s.conn)
 }
 
-// DialCluster connects anew to the session's cluster, for a watch of its
-// pool.
-func (s *Session) DialCluster() (cluster.Conn, []string, error) { return dialWatch(s.target) }
-
-// dialWatch connects to t's cluster for a watch of t's pool.
-func dialWatch(t Target) (cluster.Conn, []string, error) {
-	conn, err := Connect(t, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cluster.NewConn(conn), []string{t.Pool}, nil
+// DialCluster shares the session's connection with a watch of its pool.
+func (s *Session) DialCluster() (cluster.Conn, []string, error) {
+	return s.shared.Hold(), []string{s.target.Pool}, nil
 }
 
 // ReleaseKilledQuiesce clears the scrub flags that killed --quiesce runs
@@ -325,6 +318,6 @@ func (s *Session) Close(ctx context.Context) error {
 		err = s.dropRecord()
 	}
 	s.ioctx.Destroy()
-	s.conn.Shutdown()
+	s.shared.Release()
 	return err
 }

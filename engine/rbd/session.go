@@ -100,6 +100,7 @@ func shareRegion(w *spec.Workload, k, n int) error {
 // finished.
 type Session struct {
 	conn    *rados.Conn
+	shared  *cluster.Shared // conn, which the run's watch shares
 	ioctx   *rados.IOContext
 	target  Target
 	image   *C.cbrbd
@@ -152,7 +153,7 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{conn: conn, ioctx: ioctx, target: t, keep: w.Keep, bs: int64(w.BlockSize)}
+	s := &Session{conn: conn, shared: cluster.Share(conn), ioctx: ioctx, target: t, keep: w.Keep, bs: int64(w.BlockSize)}
 	fail := func(err error) (*Session, error) {
 		s.keep = false // nothing of a failed Open is kept
 		return nil, errors.Join(err, s.Close(ctx))
@@ -375,14 +376,10 @@ func (w imageWriter) WriteAt(b []byte, off int64) (int, error) {
 // connection.
 func (s *Session) ClusterSnapshot() (*cluster.Snapshot, error) { return cluster.Collect(s.conn) }
 
-// DialCluster connects anew to the session's cluster, for a watch of the
+// DialCluster shares the session's connection with a watch of the
 // image's pool.
 func (s *Session) DialCluster() (cluster.Conn, []string, error) {
-	conn, err := cbrados.Connect(s.target.Conn, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cluster.NewConn(conn), []string{s.target.Conn.Pool}, nil
+	return s.shared.Hold(), []string{s.target.Conn.Pool}, nil
 }
 
 // Geometry returns the Blocks layout over one region: the image, or the
@@ -469,7 +466,7 @@ func (s *Session) Close(context.Context) error {
 		}
 	}
 	s.ioctx.Destroy()
-	s.conn.Shutdown()
+	s.shared.Release()
 	return err
 }
 
