@@ -181,15 +181,6 @@ func (r *Report) Write(w io.Writer, markdown bool) {
 	}
 
 	var notes []string
-	for _, side := range []struct {
-		name string
-		s    Side
-	}{{"A", r.A}, {"B", r.B}} {
-		if side.s.NotAtRest > 0 {
-			notes = append(notes, fmt.Sprintf("%s: the cluster was NOT AT REST during %d of its %d runs (a scrub, recovery, an OSD or health change): cephbench report says what it did",
-				side.name, side.s.NotAtRest, side.s.Results))
-		}
-	}
 	a, b := r.A.BufferMemory, r.B.BufferMemory
 	if len(a) > 0 && len(b) > 0 && !slices.Equal(a, b) {
 		notes = append(notes, fmt.Sprintf("A's and B's buffers were in different memory (A %s, B %s): a direct I/O costs the kernel less from huge pages, so the change may be that",
@@ -199,6 +190,10 @@ func (r *Report) Write(w io.Writer, markdown bool) {
 		name string
 		s    Side
 	}{{"A", r.A}, {"B", r.B}} {
+		if side.s.NotAtRest > 0 {
+			notes = append(notes, fmt.Sprintf("%s: the cluster was NOT AT REST during %d of its %d runs (a scrub, recovery, an OSD or health change): cephbench report says what it did",
+				side.name, side.s.NotAtRest, side.s.Results))
+		}
 		if side.s.PacerLagged > 0 {
 			notes = append(notes, fmt.Sprintf("%s: the pacer issued ops late in %d of its %d runs (lag p99 over %s): their latencies hold the client's lateness",
 				side.name, side.s.PacerLagged, side.s.Results, report.Latency(float64(result.LagLimit))))
