@@ -69,7 +69,7 @@ func TestBufferArenaMemory(t *testing.T) {
 		for i := range count {
 			clear(a.buffer(i)) // touched, so that the pages exist
 		}
-		m := smapsOf(t, uintptrOf(a.mapping))
+		m := smapsOf(t, a.mapping)
 		if m["KernelPageSize"] != c.pageKiB {
 			t.Errorf("%q: pages of %d KiB, want %d", c.memory, m["KernelPageSize"], c.pageKiB)
 		}
@@ -100,7 +100,7 @@ func TestBufferArenaPopulatesWhatItFills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rss := smapsOf(t, uintptrOf(a.mapping))["Rss"]
+		rss := smapsOf(t, a.mapping)["Rss"]
 		if filled && rss < 4<<10 || !filled && rss != 0 {
 			t.Errorf("filled %v: %d KiB resident before any touch", filled, rss)
 		}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 const nrHugePages = "/proc/sys/vm/nr_hugepages"
@@ -46,21 +48,27 @@ func reserveHugePages(t *testing.T, n int) {
 	}
 }
 
-// smapsOf returns the sizes (KiB) /proc/self/smaps gives for the mapping
-// that starts at addr.
-func smapsOf(t *testing.T, addr uintptr) map[string]int {
+// smapsOf returns the sizes (KiB) /proc/self/smaps gives for mapping.
+// The kernel merges a new anonymous mapping with a neighbour of the same
+// flags, whose pages smaps would count too: a flag of its own (no copy
+// on fork) splits the mapping off first, so that its entry is its alone.
+func smapsOf(t *testing.T, mapping []byte) map[string]int {
 	t.Helper()
+	if err := unix.Madvise(mapping, unix.MADV_DONTFORK); err != nil {
+		t.Fatal(err)
+	}
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	start := fmt.Sprintf("%x-", addr)
+	start := uintptrOf(mapping)
+	header := fmt.Sprintf("%x-%x ", start, start+uintptr(len(mapping)))
 	var m map[string]int
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, start) {
+		if strings.HasPrefix(line, header) {
 			m = map[string]int{}
 			continue
 		}
@@ -76,7 +84,7 @@ func smapsOf(t *testing.T, addr uintptr) map[string]int {
 		}
 	}
 	if m == nil {
-		t.Fatalf("no mapping at %#x in /proc/self/smaps", addr)
+		t.Fatalf("no mapping %s in /proc/self/smaps", header)
 	}
 	return m
 }
