@@ -75,6 +75,9 @@ func renderConf(p confParams) string {
 	// the warning would keep health from HEALTH_OK for a minute, and a
 	// run's cluster watch would count it as an event of that run.
 	line("mon warn on pool no app = false")
+	// A test's pool of many small objects beside nearly empty ones would
+	// raise MANY_OBJECTS_PER_PG, a health change a run's watch reports.
+	line("mon pg warn max object skew = 0")
 	// The defaults (warn under 30% free, stop the mon under 5%) are about
 	// production disks; a sandbox on a build machine's disk is fine with less.
 	line("mon data avail warn = 5")

@@ -54,19 +54,20 @@ func TestConfBluestoreWithRGW(t *testing.T) {
 	}))
 	global := conf["global"]
 	want := map[string]string{
-		"fsid":                           "f00",
-		"mon host":                       "[v2:127.0.0.1:40000,v1:127.0.0.1:40001]",
-		"public addr":                    "127.0.0.1",
-		"cluster addr":                   "127.0.0.1",
-		"auth cluster required":          "cephx",
-		"auth client required":           "cephx",
-		"osd pool default size":          "2",
-		"osd pool default min size":      "1",
-		"osd crush chooseleaf type":      "0",
-		"osd pool default pg num":        "8",
-		"mon allow pool delete":          "true",
-		"mon warn on pool no redundancy": "false",
-		"mon warn on pool no app":        "false",
+		"fsid":                                           "f00",
+		"mon host":                                       "[v2:127.0.0.1:40000,v1:127.0.0.1:40001]",
+		"public addr":                                    "127.0.0.1",
+		"cluster addr":                                   "127.0.0.1",
+		"auth cluster required":                          "cephx",
+		"auth client required":                           "cephx",
+		"osd pool default size":                          "2",
+		"osd pool default min size":                      "1",
+		"osd crush chooseleaf type":                      "0",
+		"osd pool default pg num":                        "8",
+		"mon allow pool delete":                          "true",
+		"mon warn on pool no redundancy":                 "false",
+		"mon warn on pool no app":                        "false",
+		"mon pg warn max object skew":                    "0",
 		"mon warn on insecure global id reclaim allowed": "false",
 	}
 	for k, v := range want {
