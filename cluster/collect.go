@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/ceph/go-ceph/rados"
@@ -40,52 +39,13 @@ func Collect(conn *rados.Conn) (*Snapshot, error) {
 	return Parse(o, time.Now())
 }
 
-// radosConn is a watch's connection: its own, shut down once the watch's
-// last command returned.
+// radosConn is a librados connection as a Conn, whose Close shuts it
+// down.
 type radosConn struct{ conn *rados.Conn }
 
-// NewConn makes conn, a connection made for a watch alone, its Conn.
+// NewConn makes conn a Conn: Close shuts it down, so a connection a
+// session also uses is given to a watch through Share.
 func NewConn(conn *rados.Conn) Conn { return radosConn{conn} }
-
-// Shared is a connection that a session and the watch of its run share,
-// so that a run connects once: connecting costs a client tens of
-// milliseconds of CPU (threads, authentication, the cluster's maps). Each
-// holder releases its hold once, and the last shuts the connection down,
-// so a watch's command still in flight when the session closes runs on.
-// Safe for concurrent use.
-type Shared struct {
-	conn  *rados.Conn
-	holds atomic.Int32
-}
-
-// Share makes conn shared, with one hold: its opener's.
-func Share(conn *rados.Conn) *Shared {
-	s := &Shared{conn: conn}
-	s.holds.Store(1)
-	return s
-}
-
-// Hold takes another hold on the connection, as a watch's Conn whose
-// Close releases it. Only a holder may call it.
-func (s *Shared) Hold() Conn {
-	s.holds.Add(1)
-	return sharedConn{radosConn{s.conn}, s}
-}
-
-// Release drops a hold; the last shuts the connection down.
-func (s *Shared) Release() {
-	if s.holds.Add(-1) == 0 {
-		s.conn.Shutdown()
-	}
-}
-
-// sharedConn is a watch's hold on a Shared connection.
-type sharedConn struct {
-	radosConn
-	shared *Shared
-}
-
-func (c sharedConn) Close() { c.shared.Release() }
 
 func (c radosConn) Mon(cmd []byte) ([]byte, error) {
 	buf, info, err := c.conn.MonCommand(cmd)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,38 @@ type Commands interface {
 type Conn interface {
 	Commands
 	Close()
+}
+
+// Shared is a Conn its holders share: a session and the watch of its
+// run (so that a run connects once: connecting costs a client tens of
+// milliseconds of CPU), a watch and the run's quiescing. Each hold is
+// closed once, and the last Close closes the connection, so a command
+// still in flight when another holder is done runs on. Safe for
+// concurrent use.
+type Shared struct {
+	Conn
+	holds atomic.Int32
+}
+
+// Share makes conn shared, with one hold: its opener's.
+func Share(conn Conn) *Shared {
+	s := &Shared{Conn: conn}
+	s.holds.Store(1)
+	return s
+}
+
+// Hold takes another hold on the connection, which its Close releases.
+// Only a holder may call it.
+func (s *Shared) Hold() *Shared {
+	s.holds.Add(1)
+	return s
+}
+
+// Close releases a hold; the last closes the connection.
+func (s *Shared) Close() {
+	if s.holds.Add(-1) == 0 {
+		s.Conn.Close()
+	}
 }
 
 // Sample is what the cluster said of itself at one moment of a run.

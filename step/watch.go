@@ -2,7 +2,6 @@ package step
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/cephbench/cephbench/cluster"
@@ -29,7 +28,7 @@ var DefaultWatch = Watch{Interval: spec.Duration(time.Second)}
 // clusterWatch is the watch of one run and its quiescing, on a
 // connection of its own, or why there is none.
 type clusterWatch struct {
-	conn     *sharedConn
+	conn     *cluster.Shared // the watch's and the quiescing's: the watch may close it while the flags are restored
 	pools    []string
 	interval time.Duration
 	w        *cluster.Watch
@@ -39,25 +38,6 @@ type clusterWatch struct {
 	// restoreErr is why the flags could not be restored.
 	quiesce                *cluster.Quiesce
 	quiesceErr, restoreErr error
-}
-
-// sharedConn is the connection of a watch and of the run's quiescing,
-// closed when the last of them closes it: the watch may close it while
-// the flags are being restored.
-type sharedConn struct {
-	cluster.Conn
-	holders atomic.Int32
-}
-
-func (s *sharedConn) hold() *sharedConn {
-	s.holders.Add(1)
-	return s
-}
-
-func (s *sharedConn) Close() {
-	if s.holders.Add(-1) == 0 {
-		s.Conn.Close()
-	}
 }
 
 // dialWatch connects to sess's cluster for a watch and quiescing as w
@@ -77,7 +57,7 @@ func dialWatch(sess engine.Session, w Watch) *clusterWatch {
 		}
 		return c
 	}
-	c.conn = (&sharedConn{Conn: conn}).hold()
+	c.conn = cluster.Share(conn)
 	if w.Quiesce {
 		if c.quiesce, err = cluster.NewQuiescer(c.conn).Quiesce(); err != nil {
 			c.quiesceErr = fmt.Errorf("--quiesce: %w", err)
@@ -101,7 +81,7 @@ func (c *clusterWatch) start(pending *result.Pending, hook func(cluster.Sample))
 			}
 		}
 	}
-	c.w = cluster.StartWatch(c.conn.hold(), c.pools, c.interval, sink)
+	c.w = cluster.StartWatch(c.conn.Hold(), c.pools, c.interval, sink)
 }
 
 // stop ends the watch, then restores the scrub flags, and returns what

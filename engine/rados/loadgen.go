@@ -47,13 +47,13 @@ func OpenPool(t Target) (*Pool, error) {
 		conn.Shutdown()
 		return nil, fmt.Errorf("opening pool %s: %w", t.Pool, err)
 	}
-	return &Pool{conn: conn, shared: cluster.Share(conn), ioctx: ioctx, target: t}, nil
+	return &Pool{conn: conn, shared: cluster.Share(cluster.NewConn(conn)), ioctx: ioctx, target: t}, nil
 }
 
 // Close disconnects.
 func (p *Pool) Close() {
 	p.ioctx.Destroy()
-	p.shared.Release()
+	p.shared.Close()
 }
 
 // FreeBytes returns the raw capacity the cluster has free.

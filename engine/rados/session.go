@@ -133,7 +133,7 @@ func Open(_ context.Context, w *spec.Workload) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{conn: conn, shared: cluster.Share(conn), target: t, writes: w.Writes(), keep: w.Keep,
+	s := &Session{conn: conn, shared: cluster.Share(cluster.NewConn(conn)), target: t, writes: w.Writes(), keep: w.Keep,
 		objSize: int64(w.EffectiveObjectSize()), opSize: int64(w.BlockSize)}
 	fail := func(err error) (*Session, error) {
 		if s.ioctx != nil {
@@ -318,6 +318,6 @@ func (s *Session) Close(ctx context.Context) error {
 		err = s.dropRecord()
 	}
 	s.ioctx.Destroy()
-	s.shared.Release()
+	s.shared.Close()
 	return err
 }

@@ -153,7 +153,7 @@ func Open(ctx context.Context, w *spec.Workload) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{conn: conn, shared: cluster.Share(conn), ioctx: ioctx, target: t, keep: w.Keep, bs: int64(w.BlockSize)}
+	s := &Session{conn: conn, shared: cluster.Share(cluster.NewConn(conn)), ioctx: ioctx, target: t, keep: w.Keep, bs: int64(w.BlockSize)}
 	fail := func(err error) (*Session, error) {
 		s.keep = false // nothing of a failed Open is kept
 		return nil, errors.Join(err, s.Close(ctx))
@@ -466,7 +466,7 @@ func (s *Session) Close(context.Context) error {
 		}
 	}
 	s.ioctx.Destroy()
-	s.shared.Release()
+	s.shared.Close()
 	return err
 }
 
